@@ -1,0 +1,344 @@
+//! The measurement core of the `speed` tool: timing, the clock estimate and
+//! the tcrypt-style table. Each algorithm family adds its rows in
+//! `src/speed/<family>.rs` through [`Speed::row`] and [`Speed::peer_row`].
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+pub mod speed;
+
+/// Message sizes of the table's columns, in bytes.
+pub const SIZES: [usize; 6] = [16, 64, 256, 1024, 4096, 8192];
+
+/// Command-line options of `speed`.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Also measure the RustCrypto (and other) peer crates, and print ratios.
+    pub peers: bool,
+    /// Only rows whose backend contains this string.
+    pub backend: Option<String>,
+    /// Only rows whose algorithm contains this string.
+    pub alg: Option<String>,
+    /// Shorter timing (for smoke tests); numbers are noisier.
+    pub quick: bool,
+    /// Print the tables as Markdown.
+    pub markdown: bool,
+}
+
+impl Options {
+    /// Parse `std::env::args()`; prints usage and exits on `--help`.
+    pub fn from_args() -> Self {
+        let mut o = Options::default();
+        let mut args = std::env::args().skip(1);
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--peers" => o.peers = true,
+                "--quick" => o.quick = true,
+                "--markdown" => o.markdown = true,
+                "--backend" => o.backend = args.next(),
+                "--alg" => o.alg = args.next(),
+                _ => {
+                    eprintln!(
+                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--quick] [--markdown]"
+                    );
+                    std::process::exit(if a == "--help" || a == "-h" { 0 } else { 2 });
+                }
+            }
+        }
+        o
+    }
+}
+
+/// One measured row: best time per call for each size of [`SIZES`].
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Algorithm, e.g. `sm4`.
+    pub alg: String,
+    /// Mode or variant, e.g. `ctr`.
+    pub mode: String,
+    /// Backend name, or the peer crate's name for peer rows.
+    pub backend: String,
+    /// Whether this row measures a peer crate.
+    pub peer: bool,
+    /// Bytes processed per call, per size column.
+    pub bytes: Vec<usize>,
+    /// Best seconds per call, per size column (`None`: not measurable).
+    pub secs: Vec<Option<f64>>,
+}
+
+impl Row {
+    fn mbps(&self, i: usize) -> Option<f64> {
+        self.secs[i].map(|s| self.bytes[i] as f64 / s / 1e6)
+    }
+}
+
+/// The `speed` session: options, clock estimate and the rows measured.
+#[derive(Debug)]
+pub struct Speed {
+    /// Options from the command line.
+    pub opts: Options,
+    /// Estimated core clock in Hz.
+    pub hz: f64,
+    rows: Vec<Row>,
+}
+
+impl Speed {
+    /// A new session; estimates the clock.
+    pub fn new(opts: Options) -> Self {
+        let hz = estimate_hz();
+        Speed {
+            opts,
+            hz,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Whether a row for this algorithm and backend is wanted.
+    pub fn wants(&self, alg: &str, backend: &str) -> bool {
+        self.opts.alg.as_deref().is_none_or(|a| alg.contains(a))
+            && self
+                .opts
+                .backend
+                .as_deref()
+                .is_none_or(|b| backend.contains(b))
+    }
+
+    /// Measure one of our rows. `make` is called once per size with the
+    /// message size and returns the closure to time (one call = one message
+    /// of that size, or `multiplier` messages of it; see [`Speed::row_multi`]).
+    pub fn row<F, G>(&mut self, alg: &str, mode: &str, backend: &str, make: F)
+    where
+        F: FnMut(usize) -> Option<G>,
+        G: FnMut(),
+    {
+        self.row_multi(alg, mode, backend, false, 1, make)
+    }
+
+    /// Measure a peer crate's row (skipped without `--peers`). The ratio
+    /// column compares our rows of the same `alg` and `mode` with it.
+    pub fn peer_row<F, G>(&mut self, alg: &str, mode: &str, peer: &str, make: F)
+    where
+        F: FnMut(usize) -> Option<G>,
+        G: FnMut(),
+    {
+        if self.opts.peers {
+            self.row_multi(alg, mode, peer, true, 1, make)
+        }
+    }
+
+    /// Like [`Speed::row`], but each call processes `multiplier` messages of
+    /// the column's size (e.g. 16 independent messages in `digest_many`).
+    pub fn row_multi<F, G>(
+        &mut self,
+        alg: &str,
+        mode: &str,
+        backend: &str,
+        peer: bool,
+        multiplier: usize,
+        mut make: F,
+    ) where
+        F: FnMut(usize) -> Option<G>,
+        G: FnMut(),
+    {
+        if !peer && !self.wants(alg, backend) {
+            return;
+        }
+        if peer && self.opts.alg.as_deref().is_some_and(|a| !alg.contains(a)) {
+            return;
+        }
+        let mut secs = Vec::new();
+        for &size in &SIZES {
+            secs.push(make(size).map(|mut f| time_best(&mut f, self.opts.quick)));
+        }
+        let row = Row {
+            alg: alg.into(),
+            mode: mode.into(),
+            backend: backend.into(),
+            peer,
+            bytes: SIZES.iter().map(|s| s * multiplier).collect(),
+            secs,
+        };
+        eprintln!("measured {} {} {}", row.alg, row.mode, row.backend);
+        self.rows.push(row);
+    }
+
+    /// The rows measured so far.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// Print the MB/s, cycles/byte and (with peers) ratio tables.
+    pub fn print(&self) {
+        let ghz = self.hz / 1e9;
+        self.print_table("MB/s (10^6 bytes per second)", |r, i| {
+            r.mbps(i).map(|v| format!("{v:.1}"))
+        });
+        self.print_table(
+            &format!("cycles/byte (estimated clock {ghz:.2} GHz)"),
+            |r, i| r.secs[i].map(|s| format!("{:.2}", s * self.hz / r.bytes[i] as f64)),
+        );
+        if self.opts.peers {
+            self.print_table(
+                "ratio ours/peer (speed; >1 means ours is faster)",
+                |r, i| {
+                    if r.peer {
+                        return None;
+                    }
+                    let peer = self
+                        .rows
+                        .iter()
+                        .find(|p| p.peer && p.alg == r.alg && p.mode == r.mode)?;
+                    Some(format!("{:.2}", r.mbps(i)? / peer.mbps(i)?))
+                },
+            );
+        }
+    }
+
+    fn print_table(&self, title: &str, cell: impl Fn(&Row, usize) -> Option<String>) {
+        let head: Vec<String> = ["algorithm", "mode", "backend"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(SIZES.iter().map(|s| s.to_string()))
+            .collect();
+        let mut lines = vec![head];
+        for r in &self.rows {
+            let cells: Vec<Option<String>> = (0..SIZES.len()).map(|i| cell(r, i)).collect();
+            if cells.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut line = vec![
+                r.alg.clone(),
+                r.mode.clone(),
+                if r.peer {
+                    format!("peer:{}", r.backend)
+                } else {
+                    r.backend.clone()
+                },
+            ];
+            line.extend(cells.into_iter().map(|c| c.unwrap_or_else(|| "-".into())));
+            lines.push(line);
+        }
+        println!("\n{title}");
+        let widths: Vec<usize> = (0..lines[0].len())
+            .map(|c| lines.iter().map(|l| l[c].len()).max().unwrap_or(0))
+            .collect();
+        for (n, l) in lines.iter().enumerate() {
+            let cells: Vec<String> = l
+                .iter()
+                .enumerate()
+                .map(|(c, s)| {
+                    if c < 3 {
+                        format!("{s:<w$}", w = widths[c])
+                    } else {
+                        format!("{s:>w$}", w = widths[c])
+                    }
+                })
+                .collect();
+            if self.opts.markdown {
+                println!("| {} |", cells.join(" | "));
+                if n == 0 {
+                    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+                    println!("| {} |", rule.join(" | "));
+                }
+            } else {
+                println!("{}", cells.join("  "));
+            }
+        }
+    }
+}
+
+/// Best seconds per call of `f`: warm up, then the best of several timed
+/// runs of at least 50 ms each (5 ms with `quick`).
+pub fn time_best(f: &mut impl FnMut(), quick: bool) -> f64 {
+    let (min_run, runs) = if quick {
+        (Duration::from_millis(5), 2)
+    } else {
+        (Duration::from_millis(50), 5)
+    };
+    // Warm-up, and a first guess of how many calls fill one run.
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed() < min_run / 2 {
+        f();
+        calls += 1;
+    }
+    let per_call = start.elapsed().as_secs_f64() / calls as f64;
+    let batch = ((min_run.as_secs_f64() / per_call).ceil() as u64).max(1);
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        for _ in 0..batch {
+            f();
+        }
+        best = best.min(t.elapsed().as_secs_f64() / batch as f64);
+    }
+    black_box(());
+    best
+}
+
+/// Estimate the core clock from a chain of dependent adds (one cycle each):
+/// these VMs expose no cycle counter. Best of several runs.
+pub fn estimate_hz() -> f64 {
+    const ADDS: u64 = 50_000_000;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let t = Instant::now();
+        dependent_adds(ADDS / 10);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    ADDS as f64 / best
+}
+
+/// `iterations` rounds of 10 dependent adds, so that the loop counter runs
+/// beside the chain and the chain sets the pace.
+#[cfg(target_arch = "x86_64")]
+fn dependent_adds(iterations: u64) {
+    let mut x = 0u64;
+    // SAFETY: register-only arithmetic; no memory is touched.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+            "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            n = inout(reg) iterations => _,
+            options(nomem, nostack),
+        );
+    }
+    black_box(x);
+}
+
+#[cfg(target_arch = "aarch64")]
+fn dependent_adds(iterations: u64) {
+    let mut x = 0u64;
+    // SAFETY: register-only arithmetic; no memory is touched.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "add {x}, {x}, 1", "add {x}, {x}, 1", "add {x}, {x}, 1", "add {x}, {x}, 1",
+            "add {x}, {x}, 1", "add {x}, {x}, 1", "add {x}, {x}, 1", "add {x}, {x}, 1",
+            "add {x}, {x}, 1", "add {x}, {x}, 1",
+            "subs {n}, {n}, 1",
+            "b.ne 2b",
+            x = inout(reg) x,
+            n = inout(reg) iterations => _,
+            options(nomem, nostack),
+        );
+    }
+    black_box(x);
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn dependent_adds(iterations: u64) {
+    let mut x = 0u64;
+    for _ in 0..iterations * 10 {
+        x = black_box(x + 1);
+    }
+}
+
+/// A message buffer of `len` bytes.
+pub fn buffer(len: usize) -> Vec<u8> {
+    vec![0x5a; len]
+}

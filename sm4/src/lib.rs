@@ -1,0 +1,2 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
