@@ -7,8 +7,8 @@
 //! `update` calls.
 
 use cipher::{
-    BlockCipherEncBackend, BlockCipherEncClosure, BlockCipherEncrypt, BlockSizeUser,
-    array::Array, consts::U16,
+    BlockCipherEncBackend, BlockCipherEncClosure, BlockCipherEncrypt, BlockSizeUser, array::Array,
+    consts::U16,
 };
 
 /// One 128-bit block.
@@ -40,7 +40,11 @@ impl Chain {
     /// Absorb `data`. Whole blocks are encrypted inside a single
     /// `encrypt_with_backend` call; the last 1..=16 bytes stay buffered.
     #[inline]
-    pub(crate) fn update<C: BlockCipherEncrypt<BlockSize = U16>>(&mut self, cipher: &C, data: &[u8]) {
+    pub(crate) fn update<C: BlockCipherEncrypt<BlockSize = U16>>(
+        &mut self,
+        cipher: &C,
+        data: &[u8],
+    ) {
         let space = BS - self.pos;
         if data.len() <= space {
             // Nothing to encrypt yet: the buffer may become full, but a full

@@ -74,6 +74,9 @@ mod tests {
         let l = 0x7df76b0c1ab899b33e42f047b91b546fu128.to_be_bytes();
         let k1 = dbl(&l);
         assert_eq!(k1, 0xfbeed618357133667c85e08f7236a8deu128.to_be_bytes());
-        assert_eq!(dbl(&k1), 0xf7ddac306ae266ccf90bc11ee46d513bu128.to_be_bytes());
+        assert_eq!(
+            dbl(&k1),
+            0xf7ddac306ae266ccf90bc11ee46d513bu128.to_be_bytes()
+        );
     }
 }

@@ -14,9 +14,17 @@ fn check<M: Mac + KeyInit + FixedOutputReset + Clone>(case: &testkit::Case) {
 
     let mut mac = mac0.clone();
     Mac::update(&mut mac, &msg);
-    assert_eq!(mac.finalize_reset().into_bytes()[..], tag[..], "{id}: whole");
+    assert_eq!(
+        mac.finalize_reset().into_bytes()[..],
+        tag[..],
+        "{id}: whole"
+    );
     Mac::update(&mut mac, &msg);
-    assert_eq!(mac.finalize().into_bytes()[..], tag[..], "{id}: after reset");
+    assert_eq!(
+        mac.finalize().into_bytes()[..],
+        tag[..],
+        "{id}: after reset"
+    );
 
     for chunk in 1..=msg.len().min(40) {
         let mut mac = mac0.clone();
@@ -24,7 +32,10 @@ fn check<M: Mac + KeyInit + FixedOutputReset + Clone>(case: &testkit::Case) {
             Mac::update(&mut mac, part);
             Mac::update(&mut mac, &[]);
         }
-        assert!(mac.clone().verify_slice(&tag).is_ok(), "{id}: chunks of {chunk}");
+        assert!(
+            mac.clone().verify_slice(&tag).is_ok(),
+            "{id}: chunks of {chunk}"
+        );
         let mut bad = tag.clone();
         bad[chunk % 16] ^= 1;
         assert!(mac.verify_slice(&bad).is_err(), "{id}: bad tag accepted");

@@ -1,0 +1,76 @@
+//! Trait surface, error handling and formatting.
+
+use aes::Aes128;
+use core::fmt::Debug;
+use digest::{FixedOutputReset, InvalidLength, KeyInit, Mac, Reset};
+use sm4_mac::{CbcMac, Cmac, Xcbc};
+
+fn is_mac<M: Mac + KeyInit + FixedOutputReset + Reset + Clone + Debug>() {}
+
+#[test]
+fn trait_surface() {
+    is_mac::<Cmac<Aes128>>();
+    is_mac::<Xcbc<Aes128>>();
+    is_mac::<CbcMac<Aes128>>();
+    is_mac::<Cmac<rc_sm4::Sm4>>();
+    is_mac::<Xcbc<rc_sm4::Sm4>>();
+    is_mac::<CbcMac<rc_sm4::Sm4>>();
+}
+
+#[test]
+fn bad_key_length_is_an_error() {
+    for len in [0, 1, 15, 17, 24, 32] {
+        assert_eq!(
+            Cmac::<Aes128>::new_from_slice(&vec![0; len]).err(),
+            Some(InvalidLength)
+        );
+        assert_eq!(
+            Xcbc::<Aes128>::new_from_slice(&vec![0; len]).err(),
+            Some(InvalidLength)
+        );
+        assert_eq!(
+            CbcMac::<Aes128>::new_from_slice(&vec![0; len]).err(),
+            Some(InvalidLength)
+        );
+        assert_eq!(
+            Cmac::<rc_sm4::Sm4>::new_from_slice(&vec![0; len]).err(),
+            Some(InvalidLength)
+        );
+        assert_eq!(
+            Xcbc::<rc_sm4::Sm4>::new_from_slice(&vec![0; len]).err(),
+            Some(InvalidLength)
+        );
+    }
+    assert!(Cmac::<aes::Aes256>::new_from_slice(&[0; 32]).is_ok());
+    assert!(Cmac::<aes::Aes256>::new_from_slice(&[0; 16]).is_err());
+}
+
+#[test]
+fn debug_shows_no_secrets() {
+    let key = [0xabu8; 16];
+    let mut mac = Cmac::<Aes128>::new(&key.into());
+    Mac::update(&mut mac, &[0xcd; 40]);
+    assert_eq!(format!("{mac:?}"), "Cmac { .. }");
+    assert_eq!(
+        format!("{:?}", Xcbc::<Aes128>::new(&key.into())),
+        "Xcbc { .. }"
+    );
+    assert_eq!(
+        format!("{:?}", CbcMac::<Aes128>::new(&key.into())),
+        "CbcMac { .. }"
+    );
+}
+
+#[test]
+fn clone_and_reset_midstream() {
+    let mut mac = Cmac::<Aes128>::new(&[1u8; 16].into());
+    Mac::update(&mut mac, &[2; 37]);
+    let fork = mac.clone();
+    Mac::update(&mut mac, &[3; 20]);
+    let mut fork2 = fork.clone();
+    Mac::update(&mut fork2, &[3; 20]);
+    assert_eq!(mac.clone().finalize(), fork2.finalize());
+    Mac::reset(&mut mac);
+    let fresh = Cmac::<Aes128>::new(&[1u8; 16].into());
+    assert_eq!(mac.finalize(), fresh.finalize());
+}
