@@ -72,9 +72,8 @@ macro_rules! impl_mac_traits {
         #[cfg(feature = "zeroize")]
         impl<C: BlockCipherEncrypt<BlockSize = U16>> Drop for $name<C> {
             fn drop(&mut self) {
-                use zeroize::Zeroize;
                 self.chain.wipe();
-                $(self.$key.zeroize();)*
+                $(zeroize::Zeroize::zeroize(&mut self.$key);)*
             }
         }
 
