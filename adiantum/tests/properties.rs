@@ -1,0 +1,197 @@
+//! Round trips for every length 16..=4200, composition with RustCrypto's
+//! `chacha20` at every length, the wide-block property, and bad input.
+#![cfg(feature = "xchacha-aes")]
+
+use adiantum::{Adiantum, AdiantumXChaCha12Aes, AdiantumXChaCha20Aes, Error, HPolyC};
+use aes::Aes256;
+use testkit::Rng;
+
+type RcAdiantum12 = Adiantum<rc_chacha20::XChaCha12, Aes256>;
+type HPolyC12 = HPolyC<chacha::XChaCha12, Aes256>;
+
+/// Under qemu everything runs 10-50x slower: test a stride of the lengths.
+fn lengths(max: usize) -> impl Iterator<Item = usize> {
+    let step = if cfg!(target_arch = "aarch64") { 7 } else { 1 };
+    (16..=max).filter(move |&n| n <= 300 || n % step == 0 || n % 1024 < 20)
+}
+
+#[test]
+fn round_trip_every_length_and_composition() {
+    let mut rng = Rng::new(0xad1a_0001);
+    let key = rng.array::<32>();
+    let ours = AdiantumXChaCha12Aes::new(&key);
+    let rc = RcAdiantum12::new(&key);
+    let mut count = 0;
+    for len in lengths(4200) {
+        let tlen = rng.range(0, 70);
+        let tweak = rng.bytes(tlen);
+        let pt = rng.bytes(len);
+        let mut buf = pt.clone();
+        ours.encrypt_in_place(&tweak, &mut buf).unwrap();
+        assert_ne!(buf, pt, "len {len}");
+        let mut other = pt.clone();
+        rc.encrypt_in_place(&tweak, &mut other).unwrap();
+        assert_eq!(buf, other, "composition with rc_chacha20, len {len}");
+        ours.decrypt_in_place(&tweak, &mut buf).unwrap();
+        assert_eq!(buf, pt, "round trip, len {len}");
+        count += 1;
+    }
+    println!("adiantum: round trip + composition at {count} lengths");
+}
+
+#[test]
+fn round_trip_xchacha20_and_hpolyc() {
+    let mut rng = Rng::new(0xad1a_0002);
+    let key = rng.array::<32>();
+    let a20 = AdiantumXChaCha20Aes::new(&key);
+    let hp = HPolyC12::new(&key);
+    for len in lengths(4200).filter(|n| n % 5 == 0 || *n < 80) {
+        let tlen = rng.range(0, 70);
+        let tweak = rng.bytes(tlen);
+        let pt = rng.bytes(len);
+        for (enc, dec) in [
+            (
+                &(|t: &[u8], b: &mut [u8]| a20.encrypt_in_place(t, b))
+                    as &dyn Fn(&[u8], &mut [u8]) -> Result<(), Error>,
+                &(|t: &[u8], b: &mut [u8]| a20.decrypt_in_place(t, b))
+                    as &dyn Fn(&[u8], &mut [u8]) -> Result<(), Error>,
+            ),
+            (
+                &|t: &[u8], b: &mut [u8]| hp.encrypt_in_place(t, b),
+                &|t: &[u8], b: &mut [u8]| hp.decrypt_in_place(t, b),
+            ),
+        ] {
+            let mut buf = pt.clone();
+            enc(&tweak, &mut buf).unwrap();
+            assert_ne!(buf, pt);
+            dec(&tweak, &mut buf).unwrap();
+            assert_eq!(buf, pt, "len {len}");
+        }
+    }
+}
+
+/// Every 16-byte window of `a` (the left part in 16-byte steps, its last
+/// window flush with its end, and the right block) differs from `b`'s.
+fn all_windows_differ(a: &[u8], b: &[u8]) -> bool {
+    let bulk = a.len() - 16;
+    let mut starts: Vec<usize> = (0..bulk.saturating_sub(15)).step_by(16).collect();
+    if bulk >= 16 {
+        starts.push(bulk - 16);
+    }
+    let left_ok = if bulk == 0 {
+        true
+    } else if bulk < 16 {
+        a[..bulk] != b[..bulk]
+    } else {
+        starts.iter().all(|&s| a[s..s + 16] != b[s..s + 16])
+    };
+    left_ok && a[bulk..] != b[bulk..]
+}
+
+#[test]
+fn wide_block_property() {
+    let mut rng = Rng::new(0xad1a_0003);
+    let key = rng.array::<32>();
+    let a = AdiantumXChaCha12Aes::new(&key);
+    let hp = HPolyC12::new(&key);
+    for len in [
+        16, 17, 31, 32, 33, 48, 100, 512, 1000, 1024, 1040, 4096, 4111,
+    ] {
+        let tweak = rng.bytes(32);
+        let pt = rng.bytes(len);
+        let mut ct = pt.clone();
+        a.encrypt_in_place(&tweak, &mut ct).unwrap();
+        let mut ct_h = pt.clone();
+        hp.encrypt_in_place(&tweak, &mut ct_h).unwrap();
+        for _ in 0..6 {
+            // One flipped ciphertext bit: a different plaintext everywhere.
+            let bit = rng.below(len * 8);
+            for (c, cipher) in [(&ct, 0), (&ct_h, 1)] {
+                let mut buf = c.clone();
+                buf[bit / 8] ^= 1 << (bit % 8);
+                match cipher {
+                    0 => a.decrypt_in_place(&tweak, &mut buf).unwrap(),
+                    _ => hp.decrypt_in_place(&tweak, &mut buf).unwrap(),
+                }
+                assert!(all_windows_differ(&buf, &pt), "ct bit {bit}, len {len}");
+            }
+            // One flipped tweak bit: likewise.
+            let tbit = rng.below(tweak.len() * 8);
+            let mut t2 = tweak.clone();
+            t2[tbit / 8] ^= 1 << (tbit % 8);
+            let mut buf = ct.clone();
+            a.decrypt_in_place(&t2, &mut buf).unwrap();
+            assert!(all_windows_differ(&buf, &pt), "tweak bit {tbit}, len {len}");
+            // And one flipped plaintext bit changes the whole ciphertext.
+            let mut p2 = pt.clone();
+            p2[bit / 8] ^= 1 << (bit % 8);
+            a.encrypt_in_place(&tweak, &mut p2).unwrap();
+            assert!(all_windows_differ(&p2, &ct), "pt bit {bit}, len {len}");
+        }
+    }
+}
+
+#[test]
+fn tweak_lengths_are_distinct() {
+    // The tweak's length is bound in: T and T ‖ 0 differ (HPolyC hashes
+    // bitlen(T); for Adiantum the Poly1305 padding tells them apart).
+    let key = [7u8; 32];
+    let a = AdiantumXChaCha12Aes::new(&key);
+    let hp = HPolyC12::new(&key);
+    let pt = [1u8; 64];
+    for t in 0..40 {
+        let (t1, t2) = (vec![0u8; t], vec![0u8; t + 1]);
+        let (mut x, mut y) = (pt, pt);
+        a.encrypt_in_place(&t1, &mut x).unwrap();
+        a.encrypt_in_place(&t2, &mut y).unwrap();
+        assert_ne!(x, y, "adiantum tweak length {t}");
+        let (mut x, mut y) = (pt, pt);
+        hp.encrypt_in_place(&t1, &mut x).unwrap();
+        hp.encrypt_in_place(&t2, &mut y).unwrap();
+        assert_ne!(x, y, "hpolyc tweak length {t}");
+    }
+}
+
+#[test]
+fn short_messages_are_errors() {
+    let a = AdiantumXChaCha12Aes::new(&[1; 32]);
+    let hp = HPolyC12::new(&[1; 32]);
+    for len in 0..16 {
+        let mut buf = vec![0x5a; len];
+        assert_eq!(
+            a.encrypt_in_place(b"t", &mut buf),
+            Err(Error::MessageTooShort)
+        );
+        assert_eq!(
+            a.decrypt_in_place(b"t", &mut buf),
+            Err(Error::MessageTooShort)
+        );
+        assert_eq!(
+            hp.encrypt_in_place(b"t", &mut buf),
+            Err(Error::MessageTooShort)
+        );
+        assert_eq!(
+            hp.decrypt_in_place(b"", &mut buf),
+            Err(Error::MessageTooShort)
+        );
+        assert_eq!(buf, vec![0x5a; len], "buffer untouched");
+    }
+    assert_eq!(
+        Error::MessageTooShort.to_string(),
+        "message shorter than 16 bytes"
+    );
+}
+
+#[test]
+fn key_init_clone_and_debug() {
+    use cipher::KeyInit;
+    let key = [3u8; 32];
+    let a = <AdiantumXChaCha12Aes as KeyInit>::new(&key.into());
+    let b = AdiantumXChaCha12Aes::new(&key).clone();
+    let (mut x, mut y) = ([9u8; 40], [9u8; 40]);
+    a.encrypt_in_place(b"tweak", &mut x).unwrap();
+    b.encrypt_in_place(b"tweak", &mut y).unwrap();
+    assert_eq!(x, y);
+    assert_eq!(format!("{a:?}"), "Adiantum { .. }");
+    assert!(AdiantumXChaCha12Aes::new_from_slice(&[0; 31]).is_err());
+}
