@@ -1,2 +1,404 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+#![warn(missing_docs)]
+
+mod backends;
+mod poly1305;
+
+use core::fmt;
+
+pub use universal_hash;
+use universal_hash::{
+    KeyInit, UhfBackend, UhfClosure, UniversalHash,
+    array::sizes::U1088,
+    common::{BlockSizeUser, KeySizeUser, ParBlocksSizeUser},
+    consts::{U16, U64},
+};
+
+#[doc(hidden)]
+pub use backends::Backend;
+use backends::{NH_STRIDE, NH_UNIT, NhKey};
+use poly1305::PolyCore;
+
+/// Length of an [`NhPoly1305`] key: the 16-byte Poly1305 key `r`, then the
+/// 1072-byte NH key.
+pub const KEY_SIZE: usize = 1088;
+/// Length of an NH key.
+pub const NH_KEY_SIZE: usize = 1072;
+
+/// Errors of this crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// [`nh`] takes a message of 16 to 1024 bytes, a multiple of 16.
+    InvalidMessageLength,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidMessageLength => {
+                f.write_str("NH message length must be a multiple of 16 in 16..=1024")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// The name of the NH backend this CPU runs ("soft", "sse2", "avx",
+/// "avx512" or "neon").
+pub fn backend() -> &'static str {
+    backends::detect().name()
+}
+
+/// NH as Adiantum uses it (4 passes, 16-byte stride): the 32-byte hash of
+/// one message unit, four little-endian 64-bit sums.
+///
+/// # Errors
+/// [`Error::InvalidMessageLength`] unless `message.len()` is a multiple of
+/// 16 in `16..=1024`.
+pub fn nh(key: &[u8; NH_KEY_SIZE], message: &[u8]) -> Result<[u8; 32], Error> {
+    nh_on(key, message, backends::detect())
+}
+
+/// Test hook: [`nh`] on backend `b`, or `None` if this CPU lacks it.
+#[doc(hidden)]
+pub fn nh_with_backend(
+    key: &[u8; NH_KEY_SIZE],
+    message: &[u8],
+    b: Backend,
+) -> Option<Result<[u8; 32], Error>> {
+    b.is_available().then(|| nh_on(key, message, b))
+}
+
+fn nh_on(key: &[u8; NH_KEY_SIZE], message: &[u8], b: Backend) -> Result<[u8; 32], Error> {
+    if message.is_empty() || message.len() > NH_UNIT || !message.len().is_multiple_of(NH_STRIDE) {
+        return Err(Error::InvalidMessageLength);
+    }
+    let key = NhKey::new(key, b);
+    let mut sums = [0u64; 4];
+    key.accumulate(0, message, &mut sums);
+    let mut out = [0u8; 32];
+    for (o, s) in out.chunks_exact_mut(8).zip(sums) {
+        o.copy_from_slice(&s.to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// Poly1305 as Adiantum and HPolyC use it: key `r` (16 bytes, clamped
+/// here), standard block padding (each full 16-byte block gets 2^128 added;
+/// a final partial block gets a 0x01 byte appended, then zeros, and no
+/// 2^128), output = the accumulator mod 2^128, little-endian, with no `s`
+/// added.
+///
+/// ```
+/// use nhpoly1305::Poly1305;
+/// let mut p = Poly1305::new(&[7u8; 16]);
+/// p.update(b"hello ");
+/// p.update(b"world");
+/// let h = p.finalize();
+/// assert_eq!(h.len(), 16);
+/// ```
+#[derive(Clone)]
+pub struct Poly1305 {
+    core: PolyCore,
+    buf: [u8; 16],
+    buf_len: usize,
+}
+
+impl Poly1305 {
+    /// A new hash with key `r`.
+    pub fn new(r: &[u8; 16]) -> Self {
+        Poly1305 {
+            core: PolyCore::new(r),
+            buf: [0; 16],
+            buf_len: 0,
+        }
+    }
+
+    /// Absorb `data`; any split of the message gives the same result.
+    pub fn update(&mut self, mut data: &[u8]) {
+        if self.buf_len > 0 {
+            let take = (16 - self.buf_len).min(data.len());
+            self.buf[self.buf_len..self.buf_len + take].copy_from_slice(&data[..take]);
+            self.buf_len += take;
+            data = &data[take..];
+            if self.buf_len < 16 {
+                return;
+            }
+            let b = self.buf;
+            self.core.blocks(&b);
+            self.buf_len = 0;
+        }
+        let full = data.len() & !15;
+        self.core.blocks(&data[..full]);
+        let rest = &data[full..];
+        self.buf[..rest.len()].copy_from_slice(rest);
+        self.buf_len = rest.len();
+    }
+
+    /// The accumulator mod 2^128 (no `s` added).
+    pub fn finalize(mut self) -> [u8; 16] {
+        if self.buf_len > 0 {
+            let b = self.buf;
+            self.core.last_partial(&b[..self.buf_len]);
+        }
+        self.core.emit()
+    }
+
+    /// Start over with an empty message, same key.
+    pub fn reset(&mut self) {
+        self.core.reset();
+        self.buf = [0; 16];
+        self.buf_len = 0;
+    }
+}
+
+impl fmt::Debug for Poly1305 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Poly1305 { .. }")
+    }
+}
+
+/// NHPoly1305, the hash of Adiantum, with a 1088-byte key (16-byte Poly1305
+/// key `r`, then the 1072-byte NH key, as in Linux).
+///
+/// The message is cut into 1024-byte NH units; each unit's 32-byte NH value
+/// is fed to Poly1305 as two full blocks; a final partial unit is NH'd over
+/// its length, a final partial 16-byte block being zero-padded first. The
+/// output is the Poly1305 accumulator mod 2^128 (the empty message gives
+/// zero).
+///
+/// ```
+/// use nhpoly1305::NhPoly1305;
+/// let key = [0x42u8; 1088];
+/// let mut h = NhPoly1305::new(&key);
+/// h.update(&[1u8; 100]);
+/// h.update(&[2u8; 3000]);
+/// let tag: [u8; 16] = h.finalize();
+/// # let _ = tag;
+/// ```
+#[derive(Clone)]
+pub struct NhPoly1305 {
+    key: NhKey,
+    poly: PolyCore,
+    /// NH sums of the current, unfinished unit.
+    sums: [u64; 4],
+    /// Bytes of the current unit already NH'd (a multiple of 16, < 1024).
+    unit_pos: usize,
+    buf: [u8; 16],
+    buf_len: usize,
+}
+
+impl NhPoly1305 {
+    /// A new hash with `key` (Poly1305 `r`, then the NH key), on the best
+    /// backend of this CPU.
+    pub fn new(key: &[u8; KEY_SIZE]) -> Self {
+        Self::with_backend_unchecked(key, backends::detect())
+    }
+
+    /// Test hook: the hash on backend `b`, or `None` if this CPU lacks it.
+    #[doc(hidden)]
+    pub fn with_backend(key: &[u8; KEY_SIZE], b: Backend) -> Option<Self> {
+        b.is_available()
+            .then(|| Self::with_backend_unchecked(key, b))
+    }
+
+    fn with_backend_unchecked(key: &[u8; KEY_SIZE], b: Backend) -> Self {
+        let (r, nh) = key.split_at(16);
+        let r: &[u8; 16] = r.try_into().unwrap_or(&[0; 16]);
+        let nh: &[u8; NH_KEY_SIZE] = nh.try_into().unwrap_or(&[0; NH_KEY_SIZE]);
+        NhPoly1305 {
+            key: NhKey::new(nh, b),
+            poly: PolyCore::new(r),
+            sums: [0; 4],
+            unit_pos: 0,
+            buf: [0; 16],
+            buf_len: 0,
+        }
+    }
+
+    /// The backend this hasher runs (hidden: for tests and benchmarks).
+    #[doc(hidden)]
+    pub fn backend(&self) -> Backend {
+        self.key.backend
+    }
+
+    /// Absorb `data` (any length); any split of the message gives the same
+    /// result.
+    pub fn update(&mut self, mut data: &[u8]) {
+        if self.buf_len > 0 {
+            let take = (16 - self.buf_len).min(data.len());
+            self.buf[self.buf_len..self.buf_len + take].copy_from_slice(&data[..take]);
+            self.buf_len += take;
+            data = &data[take..];
+            if self.buf_len < 16 {
+                return;
+            }
+            let b = self.buf;
+            self.strides(&b);
+            self.buf_len = 0;
+        }
+        let full = data.len() & !15;
+        self.strides(&data[..full]);
+        let rest = &data[full..];
+        self.buf[..rest.len()].copy_from_slice(rest);
+        self.buf_len = rest.len();
+    }
+
+    /// Absorb whole 16-byte strides.
+    fn strides(&mut self, mut data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        if self.unit_pos > 0 {
+            let n = (NH_UNIT - self.unit_pos).min(data.len());
+            self.key
+                .accumulate(self.unit_pos / NH_STRIDE, &data[..n], &mut self.sums);
+            self.unit_pos += n;
+            data = &data[n..];
+            if self.unit_pos < NH_UNIT {
+                return;
+            }
+            self.poly.nh_value(&self.sums);
+            self.sums = [0; 4];
+            self.unit_pos = 0;
+        }
+        let full = data.len() - data.len() % NH_UNIT;
+        if full > 0 {
+            self.key.units(&data[..full], &mut self.poly);
+        }
+        let rest = &data[full..];
+        if !rest.is_empty() {
+            self.key.accumulate(0, rest, &mut self.sums);
+            self.unit_pos = rest.len();
+        }
+    }
+
+    /// The 16-byte hash.
+    pub fn finalize(mut self) -> [u8; 16] {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> [u8; 16] {
+        if self.buf_len > 0 {
+            self.buf[self.buf_len..].fill(0);
+            let b = self.buf;
+            self.strides(&b);
+            self.buf_len = 0;
+        }
+        if self.unit_pos > 0 {
+            self.poly.nh_value(&self.sums);
+            self.sums = [0; 4];
+            self.unit_pos = 0;
+        }
+        self.poly.emit()
+    }
+
+    /// Start over with an empty message, same key.
+    pub fn reset(&mut self) {
+        self.poly.reset();
+        self.sums = [0; 4];
+        self.unit_pos = 0;
+        self.buf = [0; 16];
+        self.buf_len = 0;
+    }
+}
+
+impl fmt::Debug for NhPoly1305 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NhPoly1305")
+            .field("backend", &self.key.backend.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeySizeUser for NhPoly1305 {
+    type KeySize = U1088;
+}
+
+impl KeyInit for NhPoly1305 {
+    fn new(key: &universal_hash::Key<Self>) -> Self {
+        let k: &[u8; KEY_SIZE] = key.as_ref();
+        NhPoly1305::new(k)
+    }
+}
+
+impl BlockSizeUser for NhPoly1305 {
+    type BlockSize = U16;
+}
+
+impl universal_hash::Reset for NhPoly1305 {
+    fn reset(&mut self) {
+        NhPoly1305::reset(self);
+    }
+}
+
+impl UniversalHash for NhPoly1305 {
+    fn update_with_backend(&mut self, f: impl UhfClosure<BlockSize = Self::BlockSize>) {
+        // Any pending partial block (from the inherent `update`) stays in
+        // front: blocks go through the same path as bytes.
+        f.call(&mut UhfState(self));
+    }
+
+    fn finalize(mut self) -> universal_hash::Block<Self> {
+        self.finish().into()
+    }
+}
+
+/// `UhfBackend` view of an [`NhPoly1305`]: 64 blocks (one NH unit) at a time.
+struct UhfState<'a>(&'a mut NhPoly1305);
+
+impl BlockSizeUser for UhfState<'_> {
+    type BlockSize = U16;
+}
+
+impl ParBlocksSizeUser for UhfState<'_> {
+    type ParBlocksSize = U64;
+}
+
+impl UhfBackend for UhfState<'_> {
+    #[inline]
+    fn proc_block(&mut self, block: &universal_hash::Block<Self>) {
+        self.0.update(block);
+    }
+
+    #[inline]
+    fn proc_par_blocks(&mut self, blocks: &universal_hash::ParBlocks<Self>) {
+        self.0.update(blocks.as_flattened());
+    }
+
+    fn blocks_needed_to_align(&self) -> usize {
+        if self.0.buf_len > 0 {
+            0
+        } else {
+            ((NH_UNIT - self.0.unit_pos) % NH_UNIT) / NH_STRIDE
+        }
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl Drop for Poly1305 {
+    fn drop(&mut self) {
+        self.core.wipe();
+        zeroize::Zeroize::zeroize(&mut self.buf);
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl zeroize::ZeroizeOnDrop for Poly1305 {}
+
+#[cfg(feature = "zeroize")]
+impl Drop for NhPoly1305 {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.key.wipe();
+        self.poly.wipe();
+        self.sums.zeroize();
+        self.buf.zeroize();
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl zeroize::ZeroizeOnDrop for NhPoly1305 {}

@@ -1,0 +1,85 @@
+//! x86_64 AVX2 NH: two 16-byte strides per register, the SSE2 scheme
+//! (see `sse2.rs`) twice as wide.
+
+use super::{NH_KEY_WORDS, NH_STRIDE, NH_UNIT};
+use crate::poly1305::PolyCore;
+use core::arch::x86_64::*;
+
+/// `[0 1 2 3]` -> `[0 2 1 3]` in each 128-bit lane.
+const SHUF: i32 = 0b11_01_10_00;
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64; 4]) {
+    let n = msg.len() / NH_STRIDE;
+    assert!(stride + n <= 64);
+    let kp = key.as_ptr();
+    let mp = msg.as_ptr();
+    let mut acc = [_mm256_setzero_si256(); 4];
+    let mut i = 0;
+    while i + 2 <= n {
+        // SAFETY: `i + 2 <= n`: the 32 bytes at `16 * i` are inside `msg`.
+        let m = unsafe { _mm256_loadu_si256(mp.add(NH_STRIDE * i).cast()) };
+        let m = _mm256_shuffle_epi32(m, SHUF);
+        for (p, a) in acc.iter_mut().enumerate() {
+            // SAFETY: groups `stride + i + p` and the next one are at most
+            // 62 + 3 + 1 = 66 < 67 key groups.
+            let k = unsafe { _mm256_loadu_si256(kp.add(4 * (stride + i + p)).cast()) };
+            let t = _mm256_add_epi32(m, k);
+            *a = _mm256_add_epi64(*a, _mm256_mul_epu32(t, _mm256_srli_epi64(t, 32)));
+        }
+        i += 2;
+    }
+    if i < n {
+        // SAFETY: `i < n`: the 16 bytes at `16 * i` are inside `msg`.
+        let m = unsafe { _mm_loadu_si128(mp.add(NH_STRIDE * i).cast()) };
+        let m = _mm_shuffle_epi32(m, SHUF);
+        for (p, a) in acc.iter_mut().enumerate() {
+            // SAFETY: group `stride + i + p <= 66 < 67`.
+            let k = unsafe { _mm_loadu_si128(kp.add(4 * (stride + i + p)).cast()) };
+            let t = _mm_add_epi32(m, k);
+            let prod = _mm_mul_epu32(t, _mm_srli_epi64(t, 32));
+            *a = _mm256_add_epi64(*a, _mm256_zextsi128_si256(prod));
+        }
+    }
+    let h = |a: __m256i| _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    let (a0, a1, a2, a3) = (h(acc[0]), h(acc[1]), h(acc[2]), h(acc[3]));
+    let s01 = _mm_add_epi64(_mm_unpacklo_epi64(a0, a1), _mm_unpackhi_epi64(a0, a1));
+    let s23 = _mm_add_epi64(_mm_unpacklo_epi64(a2, a3), _mm_unpackhi_epi64(a2, a3));
+    let mut out = [0u64; 4];
+    // SAFETY: `out` is 32 bytes; two unaligned 16-byte stores.
+    unsafe {
+        _mm_storeu_si128(out.as_mut_ptr().cast(), s01);
+        _mm_storeu_si128(out.as_mut_ptr().add(2).cast(), s23);
+    }
+    for (s, o) in sums.iter_mut().zip(out) {
+        *s = s.wrapping_add(o);
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn units_avx2(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
+    for unit in msg.chunks_exact(NH_UNIT) {
+        let mut sums = [0u64; 4];
+        strides(key, 0, unit, &mut sums);
+        poly.nh_value(&sums);
+    }
+}
+
+/// Add the NH sums of `msg` starting at stride `stride` into `sums`.
+pub(crate) fn accumulate(
+    key: &[u32; NH_KEY_WORDS],
+    stride: usize,
+    msg: &[u8],
+    sums: &mut [u64; 4],
+) {
+    // SAFETY: this backend is only selected after `Backend::is_available`
+    // confirmed AVX2 (cpufeatures), in `detect()` or `with_backend`.
+    unsafe { strides(key, stride, msg, sums) }
+}
+
+/// NH every full unit of `msg` and feed the values to `poly`.
+pub(crate) fn units(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
+    // SAFETY: as in `accumulate`: AVX2 was detected for this key.
+    unsafe { units_avx2(key, msg, poly) }
+}

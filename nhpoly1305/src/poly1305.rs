@@ -1,0 +1,140 @@
+//! Poly1305 arithmetic modulo 2^130 - 5 with three 64-bit limbs of
+//! 44/44/42 bits and `u128` products. Straight-line code: no branch and no
+//! memory index depends on the key, the accumulator or the message.
+
+const MASK44: u64 = (1 << 44) - 1;
+const MASK42: u64 = (1 << 42) - 1;
+/// 2^128 expressed in the top limb (which starts at bit 88).
+const HIBIT: u64 = 1 << 40;
+
+/// The raw Poly1305 evaluation state: clamped key `r` and accumulator `h`.
+#[derive(Clone)]
+pub(crate) struct PolyCore {
+    r: [u64; 3],
+    /// `r1 * 20` and `r2 * 20`: the factors for products that wrap past 2^130.
+    s: [u64; 2],
+    h: [u64; 3],
+}
+
+impl PolyCore {
+    /// Set up with key `r` (clamped here) and a zero accumulator.
+    #[inline]
+    pub(crate) fn new(r: &[u8; 16]) -> Self {
+        let (lo, hi) = r.split_at(8);
+        let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+        let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+        // Clamping (r &= 0x0ffffffc0ffffffc0ffffffc0fffffff) folded into the
+        // limb masks.
+        let r0 = t0 & 0x0ffc_0fff_ffff;
+        let r1 = ((t0 >> 44) | (t1 << 20)) & 0x0fff_ffc0_ffff;
+        let r2 = (t1 >> 24) & 0x000f_ffff_fc0f;
+        PolyCore {
+            r: [r0, r1, r2],
+            s: [r1 * 20, r2 * 20],
+            h: [0; 3],
+        }
+    }
+
+    /// Restart with an empty message, keeping `r`.
+    #[inline]
+    pub(crate) fn reset(&mut self) {
+        self.h = [0; 3];
+    }
+
+    /// Absorb one 16-byte block given as two little-endian halves; `hibit`
+    /// is `true` for a full block (adds 2^128).
+    #[inline(always)]
+    fn block_words(&mut self, t0: u64, t1: u64, hibit: u64) {
+        let [r0, r1, r2] = self.r;
+        let [s1, s2] = self.s;
+        let h0 = self.h[0] + (t0 & MASK44);
+        let h1 = self.h[1] + (((t0 >> 44) | (t1 << 20)) & MASK44);
+        let h2 = self.h[2] + (((t1 >> 24) & MASK42) | hibit);
+
+        let m = |a: u64, b: u64| (a as u128) * (b as u128);
+        let d0 = m(h0, r0) + m(h1, s2) + m(h2, s1);
+        let mut d1 = m(h0, r1) + m(h1, r0) + m(h2, s2);
+        let mut d2 = m(h0, r2) + m(h1, r1) + m(h2, r0);
+
+        let h0 = (d0 as u64) & MASK44;
+        d1 += d0 >> 44;
+        let h1 = (d1 as u64) & MASK44;
+        d2 += d1 >> 44;
+        let h2 = (d2 as u64) & MASK42;
+        let c = (d2 >> 42) as u64;
+        let h0 = h0 + c * 5;
+        let h1 = h1 + (h0 >> 44);
+        self.h = [h0 & MASK44, h1, h2];
+    }
+
+    /// Absorb full 16-byte blocks (`data.len()` a multiple of 16).
+    #[inline]
+    pub(crate) fn blocks(&mut self, data: &[u8]) {
+        for b in data.chunks_exact(16) {
+            let (lo, hi) = b.split_at(8);
+            let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+            let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+            self.block_words(t0, t1, HIBIT);
+        }
+    }
+
+    /// Absorb a final partial block (1..=15 bytes): a 0x01 byte is appended,
+    /// then zeros, and 2^128 is not added.
+    #[inline]
+    pub(crate) fn last_partial(&mut self, data: &[u8]) {
+        let mut b = [0u8; 16];
+        b[..data.len()].copy_from_slice(data);
+        b[data.len()] = 1;
+        let (lo, hi) = b.split_at(8);
+        let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+        let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+        self.block_words(t0, t1, 0);
+    }
+
+    /// Absorb one NH output (four 64-bit sums = 32 bytes = two full blocks).
+    #[inline(always)]
+    pub(crate) fn nh_value(&mut self, sums: &[u64; 4]) {
+        self.block_words(sums[0], sums[1], HIBIT);
+        self.block_words(sums[2], sums[3], HIBIT);
+    }
+
+    /// The accumulator fully reduced modulo 2^130 - 5, then taken mod 2^128,
+    /// little-endian. No `s` is added.
+    #[inline]
+    pub(crate) fn emit(&self) -> [u8; 16] {
+        let [mut h0, mut h1, mut h2] = self.h;
+        // Full carry propagation (twice, so every limb is in range).
+        for _ in 0..2 {
+            h2 += h1 >> 44;
+            h1 &= MASK44;
+            h0 += (h2 >> 42) * 5;
+            h2 &= MASK42;
+            h1 += h0 >> 44;
+            h0 &= MASK44;
+        }
+        // g = h + 5 - 2^130; take g when it does not borrow (h >= p).
+        let g0 = h0 + 5;
+        let g1 = h1 + (g0 >> 44);
+        let g2 = (h2 + (g1 >> 44)).wrapping_sub(1 << 42);
+        let g0 = g0 & MASK44;
+        let g1 = g1 & MASK44;
+        let take_g = (g2 >> 63).wrapping_sub(1); // all ones when no borrow
+        h0 = (h0 & !take_g) | (g0 & take_g);
+        h1 = (h1 & !take_g) | (g1 & take_g);
+        h2 = (h2 & !take_g) | (g2 & take_g);
+        let lo = h0 | (h1 << 44);
+        let hi = (h1 >> 20) | (h2 << 24);
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&lo.to_le_bytes());
+        out[8..].copy_from_slice(&hi.to_le_bytes());
+        out
+    }
+
+    #[cfg(feature = "zeroize")]
+    pub(crate) fn wipe(&mut self) {
+        use zeroize::Zeroize;
+        self.r.zeroize();
+        self.s.zeroize();
+        self.h.zeroize();
+    }
+}

@@ -1,0 +1,113 @@
+//! Known-answer tests: Google's Adiantum NH/NHPoly1305 vectors, the Linux
+//! testmgr NHPoly1305 vectors and Poly1305 (RFC 8439 and others) vectors,
+//! on every backend this CPU has.
+
+use nhpoly1305::{Backend, Error, NhPoly1305, Poly1305, nh, nh_with_backend};
+use universal_hash::{KeyInit, UniversalHash};
+
+const DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+#[test]
+fn nh_vectors() {
+    let cases = testkit::load_cases(DIR, "tests/data/nh.json");
+    assert!(!cases.is_empty());
+    for c in &cases {
+        let key: [u8; 1072] = c.array("key");
+        let msg = c.hex("message");
+        let want = c.hex("hash");
+        assert_eq!(nh(&key, &msg).unwrap().as_slice(), want, "{}", c.id());
+        for b in Backend::available() {
+            let got = nh_with_backend(&key, &msg, b).unwrap().unwrap();
+            assert_eq!(got.as_slice(), want, "{} on {}", c.id(), b.name());
+        }
+    }
+}
+
+#[test]
+fn nh_bad_lengths() {
+    let key = [3u8; 1072];
+    for len in [0, 1, 15, 17, 1023, 1025, 1040, 2048] {
+        assert_eq!(
+            nh(&key, &vec![0; len]),
+            Err(Error::InvalidMessageLength),
+            "{len}"
+        );
+    }
+    for len in (16..=1024).step_by(16) {
+        assert!(nh(&key, &vec![0; len]).is_ok());
+    }
+}
+
+#[test]
+fn nhpoly1305_vectors() {
+    let cases = testkit::load_cases(DIR, "tests/data/nhpoly1305.json");
+    assert!(!cases.is_empty());
+    let mut rng = testkit::Rng::new(5);
+    for c in &cases {
+        let key: [u8; 1088] = c.array("key");
+        let msg = c.hex("message");
+        let want: [u8; 16] = c.array("hash");
+        let mut h = NhPoly1305::new(&key);
+        h.update(&msg);
+        assert_eq!(h.finalize(), want, "{}", c.id());
+        for b in Backend::available() {
+            let mut h = NhPoly1305::with_backend(&key, b).unwrap();
+            let mut off = 0;
+            for n in rng.chunks(msg.len(), 100) {
+                h.update(&msg[off..off + n]);
+                off += n;
+            }
+            let h2 = h.clone();
+            assert_eq!(h.finalize(), want, "{} on {}", c.id(), b.name());
+            // The trait path: zero-padded blocks.
+            let mut u = NhPoly1305::with_backend(&key, b).unwrap();
+            u.update_padded(&msg);
+            assert_eq!(UniversalHash::finalize(u).as_slice(), want);
+            let mut h2 = h2;
+            h2.reset();
+            h2.update(&msg);
+            assert_eq!(h2.finalize(), want, "reset {}", c.id());
+        }
+    }
+}
+
+#[test]
+fn key_init() {
+    assert!(<NhPoly1305 as KeyInit>::new_from_slice(&[0u8; 1087]).is_err());
+    assert!(<NhPoly1305 as KeyInit>::new_from_slice(&[0u8; 1089]).is_err());
+    assert!(<NhPoly1305 as KeyInit>::new_from_slice(&[]).is_err());
+    let key = [9u8; 1088];
+    let a = <NhPoly1305 as KeyInit>::new_from_slice(&key).unwrap();
+    let mut b = NhPoly1305::new(&key);
+    b.update(&[1; 48]);
+    let mut a = a;
+    UniversalHash::update(&mut a, &[[1u8; 16].into(); 3]);
+    assert_eq!(UniversalHash::finalize(a).as_slice(), b.finalize());
+}
+
+#[test]
+fn poly1305_vectors() {
+    let cases = testkit::load_cases(DIR, "tests/data/poly1305.json");
+    assert!(!cases.is_empty());
+    let mut rng = testkit::Rng::new(7);
+    for c in &cases {
+        let key = c.hex("key");
+        let r: [u8; 16] = key[..16].try_into().unwrap();
+        let s = u128::from_le_bytes(key[16..32].try_into().unwrap());
+        let msg = c.hex("message");
+        let want: [u8; 16] = c.array("tag");
+        let mut p = Poly1305::new(&r);
+        let mut off = 0;
+        for n in rng.chunks(msg.len(), 40) {
+            p.update(&msg[off..off + n]);
+            off += n;
+        }
+        let mut q = p.clone();
+        let acc = u128::from_le_bytes(p.finalize());
+        assert_eq!(acc.wrapping_add(s).to_le_bytes(), want, "{}", c.id());
+        q.reset();
+        q.update(&msg);
+        let acc = u128::from_le_bytes(q.finalize());
+        assert_eq!(acc.wrapping_add(s).to_le_bytes(), want, "reset {}", c.id());
+    }
+}
