@@ -1,0 +1,348 @@
+//! Backend selection (`detect()`, the forced `sm4_backend` cfg, the test
+//! hook's `Backend` tag) and the glue that turns each kernel module into a
+//! `cipher` backend run inside one `#[target_feature]` function per call.
+//!
+//! The kernel contract: each SIMD module `M` provides
+//! `pub(crate) type ParBlocks` (blocks per batch it wants from the modes) and
+//! `#[target_feature(..)] pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32],
+//! blocks: InOutBuf<'_, '_, Block<Sm4>>)` that encrypts (encryption schedule)
+//! or decrypts (reversed schedule) any number of blocks, in place or not.
+
+use cipher::{
+    Block, BlockCipherDecBackend, BlockCipherDecClosure, BlockCipherEncBackend,
+    BlockCipherEncClosure, BlockSizeUser, InOut, InOutBuf, ParBlocks, ParBlocksSizeUser,
+    consts::U16,
+};
+
+pub(crate) mod soft;
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod gfni;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod gfni256;
+
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod sm4ce;
+
+/// A backend (kernel) of this crate. Hidden: for tests and benchmarks.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Portable, constant-time bit-sliced code.
+    Soft,
+    /// x86_64 AES-NI + AVX2.
+    Avx,
+    /// x86_64 GFNI + AVX-512 (zmm).
+    Gfni,
+    /// x86_64 GFNI + AVX2 (ymm).
+    Gfni256,
+    /// aarch64 Advanced SIMD.
+    Neon,
+    /// aarch64 SM4 instructions.
+    Sm4ce,
+}
+
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpu_avx, "avx2", "aes");
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpu_gfni, "gfni", "avx512f", "avx512bw", "avx512vl");
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpu_avx2, "avx2");
+#[cfg(target_arch = "aarch64")]
+cpufeatures::new!(cpu_sm4, "sm4");
+
+/// GFNI present (CPUID.(EAX=7,ECX=0):ECX[8]); unlike cpufeatures' "gfni"
+/// this does not require the OS to enable zmm state, so AVX2-only CPUs
+/// with GFNI (Alder Lake E-cores, Tremont, Zen 3 has none) are found.
+#[cfg(target_arch = "x86_64")]
+fn has_gfni_bit() -> bool {
+    #[allow(unused_unsafe)]
+    // SAFETY: the CPUID instruction exists on every x86_64 CPU; leaf 0 says
+    // whether leaf 7 exists before we read it.
+    unsafe {
+        use core::arch::x86_64::{__cpuid, __cpuid_count};
+        __cpuid(0).eax >= 7 && (__cpuid_count(7, 0).ecx >> 8) & 1 == 1
+    }
+}
+
+/// The backend forced at build time by `--cfg sm4_backend="..."`, if any.
+const FORCED: Option<Backend> = if cfg!(sm4_backend = "soft") {
+    Some(Backend::Soft)
+} else if cfg!(sm4_backend = "avx") {
+    Some(Backend::Avx)
+} else if cfg!(sm4_backend = "gfni") {
+    Some(Backend::Gfni)
+} else if cfg!(sm4_backend = "gfni256") {
+    Some(Backend::Gfni256)
+} else if cfg!(sm4_backend = "neon") {
+    Some(Backend::Neon)
+} else if cfg!(sm4_backend = "sm4ce") {
+    Some(Backend::Sm4ce)
+} else {
+    None
+};
+
+impl Backend {
+    /// Every backend, best first within each architecture.
+    pub const ALL: [Backend; 6] = [
+        Backend::Gfni,
+        Backend::Gfni256,
+        Backend::Avx,
+        Backend::Sm4ce,
+        Backend::Neon,
+        Backend::Soft,
+    ];
+
+    /// The backend's name, as [`crate::backend`] reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Soft => "soft",
+            Backend::Avx => "avx",
+            Backend::Gfni => "gfni",
+            Backend::Gfni256 => "gfni256",
+            Backend::Neon => "neon",
+            Backend::Sm4ce => "sm4ce",
+        }
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Soft => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx => cpu_avx::get(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Gfni => cpu_gfni::get(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Gfni256 => cpu_avx2::get() && has_gfni_bit(),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Sm4ce => cpu_sm4::get(),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => cfg!(target_feature = "neon"),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// The backends this CPU can run, best first, `Soft` last.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        Self::ALL.into_iter().filter(|b| b.is_available())
+    }
+}
+
+/// The backend for a new key: forced cfg, Miri, runtime checks (best first),
+/// compile-time NEON, soft.
+pub(crate) fn detect() -> Backend {
+    if let Some(b) = FORCED {
+        assert!(
+            b.is_available(),
+            "sm4: the backend forced by --cfg sm4_backend=\"{}\" is not supported by this CPU",
+            b.name()
+        );
+        return b;
+    }
+    if cfg!(miri) {
+        return Backend::Soft;
+    }
+    for b in Backend::ALL {
+        if b.is_available() {
+            return b;
+        }
+    }
+    Backend::Soft
+}
+
+/// The key schedule, through the backend's own instruction where it has one.
+pub(crate) fn expand_key(key: &[u8; 16], b: Backend) -> [u32; 32] {
+    match b {
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: `b` is only `Sm4ce` after `cpu_sm4` said the CPU has the
+        // SM4 instructions (checked by `detect` / `with_backend`).
+        Backend::Sm4ce => unsafe { sm4ce::expand_key(key) },
+        _ => soft::expand_key(key),
+    }
+}
+
+/// One block as a buffer of one.
+#[inline(always)]
+fn one<'i, 'o>(block: InOut<'i, 'o, Block<crate::Sm4>>) -> InOutBuf<'i, 'o, Block<crate::Sm4>> {
+    let (i, o) = block.into_raw();
+    // SAFETY: `i` and `o` come from one valid `InOut` (equal or disjoint,
+    // each valid for one block for the borrow's lifetime).
+    unsafe { InOutBuf::from_raw(i, o, 1) }
+}
+
+/// The soft backend as a `cipher` backend.
+pub(crate) struct SoftBackend<'a>(&'a [u32; 32]);
+
+impl BlockSizeUser for SoftBackend<'_> {
+    type BlockSize = U16;
+}
+impl ParBlocksSizeUser for SoftBackend<'_> {
+    type ParBlocksSize = soft::ParBlocks;
+}
+impl BlockCipherEncBackend for SoftBackend<'_> {
+    #[inline(always)]
+    fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        soft::crypt_blocks(self.0, one(block));
+    }
+    #[inline(always)]
+    fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+        soft::crypt_blocks(self.0, blocks.into_buf());
+    }
+    #[inline(always)]
+    fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        soft::crypt_blocks(self.0, blocks);
+    }
+}
+impl BlockCipherDecBackend for SoftBackend<'_> {
+    #[inline(always)]
+    fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        soft::crypt_blocks(self.0, one(block));
+    }
+    #[inline(always)]
+    fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+        soft::crypt_blocks(self.0, blocks.into_buf());
+    }
+    #[inline(always)]
+    fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        soft::crypt_blocks(self.0, blocks);
+    }
+}
+
+/// Make a `cipher` backend struct for kernel module `$m` and the two
+/// `#[target_feature]` runner functions that call the mode's closure with it.
+macro_rules! simd_backend {
+    ($m:ident, $ty:ident, $enc:ident, $dec:ident, $feat:literal) => {
+        /// The cipher backend of one SIMD kernel module. Only the runner
+        /// functions below construct it, after feature detection.
+        pub(crate) struct $ty<'a>(&'a [u32; 32]);
+
+        impl BlockSizeUser for $ty<'_> {
+            type BlockSize = U16;
+        }
+        impl ParBlocksSizeUser for $ty<'_> {
+            type ParBlocksSize = $m::ParBlocks;
+        }
+        impl BlockCipherEncBackend for $ty<'_> {
+            #[inline(always)]
+            fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+                // SAFETY: this type only exists inside the runner, which is
+                // entered only after the CPU was found to have the features.
+                unsafe { $m::crypt_blocks(self.0, one(block)) }
+            }
+            #[inline(always)]
+            fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { $m::crypt_blocks(self.0, blocks.into_buf()) }
+            }
+            #[inline(always)]
+            fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { $m::crypt_blocks(self.0, blocks) }
+            }
+        }
+        impl BlockCipherDecBackend for $ty<'_> {
+            #[inline(always)]
+            fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { $m::crypt_blocks(self.0, one(block)) }
+            }
+            #[inline(always)]
+            fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { $m::crypt_blocks(self.0, blocks.into_buf()) }
+            }
+            #[inline(always)]
+            fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { $m::crypt_blocks(self.0, blocks) }
+            }
+        }
+
+        /// Run an encryption closure with the features on.
+        /// # Safety
+        /// The CPU supports the features.
+        #[target_feature(enable = $feat)]
+        unsafe fn $enc(rk: &[u32; 32], f: impl BlockCipherEncClosure<BlockSize = U16>) {
+            f.call(&$ty(rk));
+        }
+
+        /// Run a decryption closure with the features on.
+        /// # Safety
+        /// The CPU supports the features.
+        #[target_feature(enable = $feat)]
+        unsafe fn $dec(rk: &[u32; 32], f: impl BlockCipherDecClosure<BlockSize = U16>) {
+            f.call(&$ty(rk));
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+simd_backend!(avx, AvxBackend, avx_enc, avx_dec, "avx2,aes");
+#[cfg(target_arch = "x86_64")]
+simd_backend!(
+    gfni,
+    GfniBackend,
+    gfni_enc,
+    gfni_dec,
+    "gfni,avx512f,avx512bw,avx512vl,avx2"
+);
+#[cfg(target_arch = "x86_64")]
+simd_backend!(gfni256, Gfni256Backend, gfni256_enc, gfni256_dec, "gfni,avx2");
+#[cfg(target_arch = "aarch64")]
+simd_backend!(neon, NeonBackend, neon_enc, neon_dec, "neon");
+#[cfg(target_arch = "aarch64")]
+simd_backend!(sm4ce, Sm4ceBackend, sm4ce_enc, sm4ce_dec, "neon,sm4");
+
+/// Run `f` with backend `b` on the encryption schedule.
+#[inline]
+pub(crate) fn encrypt(b: Backend, rk: &[u32; 32], f: impl BlockCipherEncClosure<BlockSize = U16>) {
+    match b {
+        // SAFETY (all arms): a `Backend` other than `Soft` is stored in an
+        // `Sm4` only after `Backend::is_available` returned true for it.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Gfni => unsafe { gfni_enc(rk, f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Gfni256 => unsafe { gfni256_enc(rk, f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Avx => unsafe { avx_enc(rk, f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: see above.
+        Backend::Sm4ce => unsafe { sm4ce_enc(rk, f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: see above.
+        Backend::Neon => unsafe { neon_enc(rk, f) },
+        _ => f.call(&SoftBackend(rk)),
+    }
+}
+
+/// Run `f` with backend `b` on the decryption (reversed) schedule.
+#[inline]
+pub(crate) fn decrypt(b: Backend, rk: &[u32; 32], f: impl BlockCipherDecClosure<BlockSize = U16>) {
+    match b {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `Backend` other than `Soft` is stored in an `Sm4` only
+        // after `Backend::is_available` returned true for it.
+        Backend::Gfni => unsafe { gfni_dec(rk, f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Gfni256 => unsafe { gfni256_dec(rk, f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Avx => unsafe { avx_dec(rk, f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: see above.
+        Backend::Sm4ce => unsafe { sm4ce_dec(rk, f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: see above.
+        Backend::Neon => unsafe { neon_dec(rk, f) },
+        _ => f.call(&SoftBackend(rk)),
+    }
+}
