@@ -174,17 +174,43 @@ unsafe fn crypt_groups<const G: usize>(c: &Consts, rk: &[u32; 32], inp: *const u
     }
 }
 
-/// Encrypts (`rk` = encryption round keys) or decrypts (`rk` = the reversed
-/// schedule) any number of blocks, in place or out of place.
+/// Encrypts one block, for the chained modes (CBC and CFB encryption,
+/// CMAC): the four words are broadcast to the four lanes (no transpose, no
+/// padding) and the same round code runs on them.
 ///
 /// # Safety
-/// The CPU must support NEON (always true on aarch64 targets with the
-/// default feature set; the caller's detection guarantees it).
+/// `inp` must be readable and `out` writable for 16 bytes.
+#[inline]
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<Sm4>>) {
-    let n = blocks.len();
-    let (inp, out) = blocks.into_raw();
-    let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
+unsafe fn crypt_one(c: &Consts, rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: 16 readable bytes; no alignment requirement.
+    let v = vreinterpretq_u32_u8(vrev32q_u8(unsafe { vld1q_u8(inp) }));
+    let mut s = [[
+        vdupq_laneq_u32::<0>(v),
+        vdupq_laneq_u32::<1>(v),
+        vdupq_laneq_u32::<2>(v),
+        vdupq_laneq_u32::<3>(v),
+    ]];
+    let (keys, _) = rk.as_chunks::<4>();
+    for k in keys {
+        rounds4(c, &mut s, k);
+    }
+    let [x] = s;
+    // (X35, X34, X33, X32) from lane 0 of x[3], x[2], x[1], x[0].
+    let hi = vreinterpretq_u64_u32(vzip1q_u32(x[3], x[2]));
+    let lo = vreinterpretq_u64_u32(vzip1q_u32(x[1], x[0]));
+    let r = vreinterpretq_u8_u64(vzip1q_u64(hi, lo));
+    // SAFETY: 16 writable bytes.
+    unsafe { vst1q_u8(out, vrev32q_u8(r)) };
+}
+
+/// Any number of blocks: 8-block passes, then one padded pass for the rest.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `16 * n` bytes, disjoint or equal.
+#[inline(never)]
+#[target_feature(enable = "neon")]
+unsafe fn crypt_many(rk: &[u32; 32], inp: *const u8, out: *mut u8, n: usize) {
     let c = Consts::load();
     let mut i = 0;
     while n - i >= 8 {
@@ -213,6 +239,31 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
     }
     // SAFETY: `rem` blocks are writable from block `i` of `out`.
     unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * i), 16 * rem) };
+}
+
+/// Encrypts (`rk` = encryption round keys) or decrypts (`rk` = the reversed
+/// schedule) any number of blocks, in place or out of place.
+///
+/// # Safety
+/// The CPU must support NEON (always true on aarch64 targets with the
+/// default feature set; the caller's detection guarantees it).
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<Sm4>>) {
+    let n = blocks.len();
+    let (inp, out) = blocks.into_raw();
+    let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
+    if n == 1 {
+        // Small enough to inline into a chained mode's loop, where the table
+        // loads (from an immutable static) can be hoisted.
+        let c = Consts::load();
+        // SAFETY: one block in each buffer (from `InOutBuf`).
+        unsafe { crypt_one(&c, rk, inp, out) };
+    } else {
+        // SAFETY: `n` blocks in each buffer (from `InOutBuf`), disjoint or
+        // equal.
+        unsafe { crypt_many(rk, inp, out, n) };
+    }
 }
 
 #[cfg(test)]
