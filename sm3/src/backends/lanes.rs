@@ -1,0 +1,344 @@
+//! Multi-message SM3, generic over a vector of 32-bit lanes: lane `i` of
+//! every vector belongs to message `i`. The SIMD backends implement
+//! [`Lane`] with `#[inline(always)]` methods and call [`digest_many`] from
+//! one `#[target_feature]` function, so the whole loop (scheduling
+//! included) is compiled with their features.
+
+use super::Backend;
+use super::soft::{IV, T};
+
+/// Most lanes of any backend.
+pub(crate) const MAX: usize = 16;
+
+/// A vector of `N` 32-bit lanes. The methods are `unsafe` because they use
+/// the backend's instructions: callers must run inside a function that has
+/// the backend's target features enabled and checked.
+pub(crate) trait Lane: Copy {
+    /// Number of lanes.
+    const N: usize;
+    /// Fewest busy lanes for which a step still beats the one-message code.
+    const MIN_BUSY: usize;
+    unsafe fn splat(x: u32) -> Self;
+    /// Loads lanes `0..N` of `src`.
+    unsafe fn load(src: &[u32; MAX]) -> Self;
+    /// Stores lanes `0..N` into `dst`.
+    unsafe fn store(self, dst: &mut [u32; MAX]);
+    unsafe fn add(self, o: Self) -> Self;
+    unsafe fn xor(self, o: Self) -> Self;
+    unsafe fn xor3(self, b: Self, c: Self) -> Self;
+    /// Bitwise majority of three.
+    unsafe fn maj(self, b: Self, c: Self) -> Self;
+    /// `(self & f) | (!self & g)`.
+    unsafe fn choose(self, f: Self, g: Self) -> Self;
+    /// Rotate left by `L` bits; `R` must be `32 - L`.
+    unsafe fn rol<const L: i32, const R: i32>(self) -> Self;
+    /// The 16 big-endian message words of `blocks[0..N]`, transposed:
+    /// vector `j` holds word `j` of every block.
+    unsafe fn load_blocks(blocks: &[&[u8; 64]; MAX]) -> [Self; 16] {
+        let mut t = [[0u32; MAX]; 16];
+        for (i, b) in blocks.iter().enumerate().take(Self::N) {
+            for (j, row) in t.iter_mut().enumerate() {
+                row[i] = u32::from_be_bytes([b[4 * j], b[4 * j + 1], b[4 * j + 2], b[4 * j + 3]]);
+            }
+        }
+        // SAFETY: forwarded from the caller's contract.
+        t.map(|row| unsafe { Self::load(&row) })
+    }
+}
+
+macro_rules! rol {
+    ($x:expr, $n:literal) => {
+        $x.rol::<$n, { 32 - $n }>()
+    };
+}
+
+#[inline(always)]
+unsafe fn p0<V: Lane>(x: V) -> V {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { x.xor3(rol!(x, 9), rol!(x, 17)) }
+}
+
+#[inline(always)]
+unsafe fn p1<V: Lane>(x: V) -> V {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { x.xor3(rol!(x, 15), rol!(x, 23)) }
+}
+
+/// One SM3 round on every lane; same renaming scheme as `soft::round`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn round<V: Lane, const HI: bool>(
+    a: V,
+    b: &mut V,
+    c: V,
+    d: &mut V,
+    e: V,
+    f: &mut V,
+    g: V,
+    h: &mut V,
+    w: V,
+    w4: V,
+    t: u32,
+) {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe {
+        let a12 = rol!(a, 12);
+        let ss1 = rol!(a12.add(e).add(V::splat(t)), 7);
+        let ss2 = ss1.xor(a12);
+        let (ff, gg) = if HI {
+            (a.maj(*b, c), e.choose(*f, g))
+        } else {
+            (a.xor3(*b, c), e.xor3(*f, g))
+        };
+        let tt1 = ff.add(*d).add(w.xor(w4)).add(ss2);
+        let tt2 = gg.add(*h).add(w).add(ss1);
+        *b = rol!(*b, 9);
+        *f = rol!(*f, 19);
+        *d = tt1;
+        *h = p0(tt2);
+    }
+}
+
+/// Compress one block per lane into the transposed `state`.
+#[inline(always)]
+unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64]; MAX]) {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe {
+        let mut w = [V::splat(0); 68];
+        w[..16].copy_from_slice(&V::load_blocks(blocks));
+        let s = state.map(|row| V::load(&row));
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
+        let expand = |w: &mut [V; 68], j: usize| {
+            if j >= 16 && j < 68 {
+                w[j] = p1(w[j - 16].xor3(w[j - 9], rol!(w[j - 3], 15)))
+                    .xor3(rol!(w[j - 13], 7), w[j - 6]);
+            }
+        };
+        macro_rules! r4 {
+            ($hi:literal, $j:expr) => {
+                let j = $j;
+                expand(&mut w, j + 4);
+                round::<V, $hi>(
+                    a,
+                    &mut b,
+                    c,
+                    &mut d,
+                    e,
+                    &mut f,
+                    g,
+                    &mut h,
+                    w[j],
+                    w[j + 4],
+                    T[j],
+                );
+                expand(&mut w, j + 5);
+                round::<V, $hi>(
+                    d,
+                    &mut a,
+                    b,
+                    &mut c,
+                    h,
+                    &mut e,
+                    f,
+                    &mut g,
+                    w[j + 1],
+                    w[j + 5],
+                    T[j + 1],
+                );
+                expand(&mut w, j + 6);
+                round::<V, $hi>(
+                    c,
+                    &mut d,
+                    a,
+                    &mut b,
+                    g,
+                    &mut h,
+                    e,
+                    &mut f,
+                    w[j + 2],
+                    w[j + 6],
+                    T[j + 2],
+                );
+                expand(&mut w, j + 7);
+                round::<V, $hi>(
+                    b,
+                    &mut c,
+                    d,
+                    &mut a,
+                    f,
+                    &mut g,
+                    h,
+                    &mut e,
+                    w[j + 3],
+                    w[j + 7],
+                    T[j + 3],
+                );
+            };
+        }
+        r4!(false, 0);
+        r4!(false, 4);
+        r4!(false, 8);
+        r4!(false, 12);
+        r4!(true, 16);
+        r4!(true, 20);
+        r4!(true, 24);
+        r4!(true, 28);
+        r4!(true, 32);
+        r4!(true, 36);
+        r4!(true, 40);
+        r4!(true, 44);
+        r4!(true, 48);
+        r4!(true, 52);
+        r4!(true, 56);
+        r4!(true, 60);
+        for (row, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h].iter().zip(s)) {
+            v.0.xor(v.1).store(row);
+        }
+    }
+}
+
+/// Padding of a message: the last one or two blocks.
+#[derive(Clone, Copy)]
+struct Tail {
+    buf: [u8; 128],
+    /// Number of blocks in `buf` (1 or 2).
+    blocks: usize,
+}
+
+impl Tail {
+    fn new(msg: &[u8]) -> Self {
+        let full = msg.len() / 64 * 64;
+        let rest = &msg[full..];
+        let mut buf = [0u8; 128];
+        buf[..rest.len()].copy_from_slice(rest);
+        buf[rest.len()] = 0x80;
+        let blocks = if rest.len() < 56 { 1 } else { 2 };
+        let bits = (msg.len() as u64).wrapping_mul(8);
+        buf[64 * blocks - 8..64 * blocks].copy_from_slice(&bits.to_be_bytes());
+        Tail { buf, blocks }
+    }
+
+    fn block(&self, i: usize) -> &[u8; 64] {
+        self.buf[64 * i..64 * i + 64]
+            .try_into()
+            .expect("64-byte block")
+    }
+}
+
+fn output(state: &[u32; 8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    for (o, s) in out.chunks_exact_mut(4).zip(state) {
+        o.copy_from_slice(&s.to_be_bytes());
+    }
+    out
+}
+
+/// Finish a message from block `from` on, with the one-message backend.
+fn finish(single: Backend, mut state: [u32; 8], msg: &[u8], tail: &Tail, from: usize) -> [u8; 32] {
+    let (full, _) = msg.as_chunks::<64>();
+    if from < full.len() {
+        single.compress(&mut state, &full[from..]);
+    }
+    let first_tail = from.saturating_sub(full.len());
+    let (tail_blocks, _) = tail.buf[..64 * tail.blocks].as_chunks::<64>();
+    single.compress(&mut state, &tail_blocks[first_tail..]);
+    output(&state)
+}
+
+/// SM3 of one message with `single`.
+pub(crate) fn hash_one(single: Backend, msg: &[u8]) -> [u8; 32] {
+    finish(single, IV, msg, &Tail::new(msg), 0)
+}
+
+/// One message in a lane.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    msg: &'a [u8],
+    index: usize,
+    next: usize,
+    full: usize,
+    tail: Tail,
+}
+
+impl<'a> Job<'a> {
+    fn total(&self) -> usize {
+        self.full + self.tail.blocks
+    }
+
+    fn block(&self) -> &[u8; 64] {
+        if self.next < self.full {
+            self.msg[64 * self.next..64 * self.next + 64]
+                .try_into()
+                .expect("64-byte block")
+        } else {
+            self.tail.block(self.next - self.full)
+        }
+    }
+}
+
+const ZERO_BLOCK: [u8; 64] = [0; 64];
+
+/// The lane scheduler: every lane takes the next message as soon as its own
+/// ends; when fewer than `V::MIN_BUSY` messages are left, `single`
+/// finishes them one at a time.
+///
+/// # Safety
+/// The CPU must support `V`'s instructions and the caller must have them
+/// enabled (`#[target_feature]`); `single` must be available.
+#[inline(always)]
+pub(crate) unsafe fn digest_many<V: Lane>(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+    let mut jobs: [Option<Job<'_>>; MAX] = [None; MAX];
+    let mut state = [[0u32; MAX]; 8];
+    let mut queue = msgs.iter().enumerate();
+    loop {
+        let mut busy = 0;
+        for (lane, slot) in jobs.iter_mut().enumerate().take(V::N) {
+            if slot.is_none() {
+                if let Some((index, msg)) = queue.next() {
+                    *slot = Some(Job {
+                        msg,
+                        index,
+                        next: 0,
+                        full: msg.len() / 64,
+                        tail: Tail::new(msg),
+                    });
+                    for (row, iv) in state.iter_mut().zip(IV) {
+                        row[lane] = iv;
+                    }
+                }
+            }
+            busy += usize::from(slot.is_some());
+        }
+        if busy == 0 {
+            return;
+        }
+        if busy < V::MIN_BUSY {
+            // The queue is empty (else every lane would be busy).
+            for (lane, job) in jobs.iter().enumerate().take(V::N) {
+                if let Some(job) = job {
+                    let h = core::array::from_fn(|k| state[k][lane]);
+                    out[job.index] = finish(single, h, job.msg, &job.tail, job.next);
+                }
+            }
+            return;
+        }
+        let mut blocks = [&ZERO_BLOCK; MAX];
+        for (b, job) in blocks.iter_mut().zip(jobs.iter()).take(V::N) {
+            if let Some(job) = job {
+                *b = job.block();
+            }
+        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { compress_step::<V>(&mut state, &blocks) };
+        for (lane, slot) in jobs.iter_mut().enumerate().take(V::N) {
+            if let Some(job) = slot {
+                job.next += 1;
+                if job.next == job.total() {
+                    let h = core::array::from_fn(|k| state[k][lane]);
+                    out[job.index] = output(&h);
+                    *slot = None;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Portable SM3 compression: plain 32-bit arithmetic, no tables indexed by
+//! data, so it runs in constant time. It is the reference for every other
+//! backend, and its round helpers are shared by the scalar-round backends
+//! (`avx`, `neon`), which inline them under their own target features.
+
+/// The initial hash value (GB/T 32905 section 4.1).
+pub(crate) const IV: [u32; 8] = [
+    0x7380_166f,
+    0x4914_b2b9,
+    0x1724_42d7,
+    0xda8a_0600,
+    0xa96f_30bc,
+    0x1631_38aa,
+    0xe38d_ee4d,
+    0xb0fb_0e4e,
+];
+
+const T_LO: u32 = 0x79cc_4519;
+const T_HI: u32 = 0x7a87_9d8a;
+
+/// Round constants already rotated: `T[j] = rol(T_j, j mod 32)`.
+pub(crate) const T: [u32; 64] = {
+    let mut t = [0u32; 64];
+    let mut j = 0;
+    while j < 64 {
+        let base = if j < 16 { T_LO } else { T_HI };
+        t[j] = base.rotate_left((j % 32) as u32);
+        j += 1;
+    }
+    t
+};
+
+#[inline(always)]
+pub(crate) fn p0(x: u32) -> u32 {
+    x ^ x.rotate_left(9) ^ x.rotate_left(17)
+}
+
+#[inline(always)]
+pub(crate) fn p1(x: u32) -> u32 {
+    x ^ x.rotate_left(15) ^ x.rotate_left(23)
+}
+
+/// One SM3 round, with the register renaming done by the caller: after the
+/// round, the variables `(d, a, b, c, h, e, f, g)` hold the new
+/// `(A, B, C, D, E, F, G, H)`. `w` is `W_j`, `wp` is `W'_j = W_j ^ W_{j+4}`,
+/// `t` the rotated round constant. `HI` selects the functions of rounds
+/// 16..63. The expressions are ordered for short dependency chains: `T_j`
+/// is added to `rol12(A)` before `E` (which arrives later) and the
+/// majority takes `A` last.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn round<const HI: bool>(
+    a: u32,
+    b: &mut u32,
+    c: u32,
+    d: &mut u32,
+    e: u32,
+    f: &mut u32,
+    g: u32,
+    h: &mut u32,
+    w: u32,
+    wp: u32,
+    t: u32,
+) {
+    let a12 = a.rotate_left(12);
+    let ss1 = a12.wrapping_add(t).wrapping_add(e).rotate_left(7);
+    let ss2 = ss1 ^ a12;
+    let (ff, gg) = if HI {
+        ((a & (*b | c)) | (*b & c), (e & *f) | (!e & g))
+    } else {
+        (a ^ *b ^ c, e ^ *f ^ g)
+    };
+    let tt1 = ff.wrapping_add(d.wrapping_add(wp)).wrapping_add(ss2);
+    let tt2 = gg.wrapping_add(h.wrapping_add(w)).wrapping_add(ss1);
+    *b = b.rotate_left(9);
+    *f = f.rotate_left(19);
+    *d = tt1;
+    *h = p0(tt2);
+}
+
+/// The 64 rounds over a fully expanded message (`w`: 68 words, `wp`: 64
+/// words), added into `state`.
+#[inline(always)]
+pub(crate) fn rounds(state: &mut [u32; 8], w: &[u32; 68], wp: &[u32; 64]) {
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
+    macro_rules! r4 {
+        ($hi:literal, $j:expr) => {
+            let j = $j;
+            round::<$hi>(
+                a, &mut b, c, &mut d, e, &mut f, g, &mut h, w[j], wp[j], T[j],
+            );
+            round::<$hi>(
+                d,
+                &mut a,
+                b,
+                &mut c,
+                h,
+                &mut e,
+                f,
+                &mut g,
+                w[j + 1],
+                wp[j + 1],
+                T[j + 1],
+            );
+            round::<$hi>(
+                c,
+                &mut d,
+                a,
+                &mut b,
+                g,
+                &mut h,
+                e,
+                &mut f,
+                w[j + 2],
+                wp[j + 2],
+                T[j + 2],
+            );
+            round::<$hi>(
+                b,
+                &mut c,
+                d,
+                &mut a,
+                f,
+                &mut g,
+                h,
+                &mut e,
+                w[j + 3],
+                wp[j + 3],
+                T[j + 3],
+            );
+        };
+    }
+    r4!(false, 0);
+    r4!(false, 4);
+    r4!(false, 8);
+    r4!(false, 12);
+    let mut j = 16;
+    while j < 64 {
+        r4!(true, j);
+        j += 4;
+    }
+    for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
+        *s ^= v;
+    }
+}
+
+/// Message expansion in scalar code.
+#[inline(always)]
+pub(crate) fn expand(block: &[u8; 64], w: &mut [u32; 68], wp: &mut [u32; 64]) {
+    for (i, chunk) in block.chunks_exact(4).enumerate() {
+        w[i] = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    for j in 16..68 {
+        w[j] = p1(w[j - 16] ^ w[j - 9] ^ w[j - 3].rotate_left(15))
+            ^ w[j - 13].rotate_left(7)
+            ^ w[j - 6];
+    }
+    for j in 0..64 {
+        wp[j] = w[j] ^ w[j + 4];
+    }
+}
+
+/// Compress `blocks` into `state`.
+pub(crate) fn compress(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+    let mut w = [0u32; 68];
+    let mut wp = [0u32; 64];
+    for block in blocks {
+        expand(block, &mut w, &mut wp);
+        rounds(state, &w, &wp);
+    }
+}
