@@ -1,7 +1,262 @@
-//! stub
-use cipher::{Block, InOutBuf};
-pub(crate) type ParBlocks = cipher::consts::U16;
+//! x86_64 AES-NI + AVX2 kernel, for CPUs without GFNI (Haswell to Skylake,
+//! Zen 1-3).
+//!
+//! Same layout as `gfni256.rs` (four words of 8 blocks per group in four
+//! ymm registers, `L` by byte shuffles and one shift pair). The S-box goes
+//! through the AES one: `y = M1·x + c1` (two 4-bit `vpshufb` table lookups),
+//! an inverse-ShiftRows byte shuffle, `AESENCLAST` with a zero round key
+//! (= AES SubBytes = `A_aes·inv(y) + 0x63`), then `M3·z + c3` by two more
+//! nibble lookups. The maps are derived and checked by
+//! `tools/derive_sbox.py`. AES-NI works on 128 bits, so each ymm register
+//! is split into two `AESENCLAST`s. Two groups (16 blocks) are interleaved.
+
+use core::arch::x86_64::*;
+
+use cipher::{Block, InOutBuf, consts::U16};
+
+/// Blocks per batch: two interleaved 8-block groups.
+pub(crate) type ParBlocks = U16;
+
+/// Nibble tables of the input map (constant folded into the low table).
+const PRE_LO: [i8; 16] = nib([0x3e, 0xb2, 0x0e, 0x82, 0xbb, 0x37, 0x8b, 0x07, 0xa1, 0x2d, 0x91, 0x1d, 0x24, 0xa8, 0x14, 0x98]);
+const PRE_HI: [i8; 16] = nib([0x00, 0xdc, 0x2e, 0xf2, 0xc5, 0x19, 0xeb, 0x37, 0x08, 0xd4, 0x26, 0xfa, 0xcd, 0x11, 0xe3, 0x3f]);
+/// Nibble tables of the output map, applied to the SubBytes result.
+const POST_LO: [i8; 16] = nib([0x6c, 0xd4, 0xa6, 0x1e, 0x52, 0xea, 0x98, 0x20, 0x0b, 0xb3, 0xc1, 0x79, 0x35, 0x8d, 0xff, 0x47]);
+const POST_HI: [i8; 16] = nib([0x00, 0xe0, 0x50, 0xb0, 0x9d, 0x7d, 0xcd, 0x2d, 0xc0, 0x20, 0x90, 0x70, 0x5d, 0xbd, 0x0d, 0xed]);
+/// `pshufb` index that undoes AESENCLAST's ShiftRows in advance.
+const INV_SHIFT_ROWS: [i8; 16] = [0, 13, 10, 7, 4, 1, 14, 11, 8, 5, 2, 15, 12, 9, 6, 3];
+
+const fn nib(t: [u8; 16]) -> [i8; 16] {
+    let mut o = [0i8; 16];
+    let mut i = 0;
+    while i < 16 {
+        o[i] = t[i] as i8;
+        i += 1;
+    }
+    o
+}
+
+/// A 16-byte table in both lanes of a ymm register.
+#[inline]
 #[target_feature(enable = "avx2")]
+fn table(t: &[i8; 16]) -> __m256i {
+    _mm256_setr_epi8(
+        t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13],
+        t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11],
+        t[12], t[13], t[14], t[15],
+    )
+}
+
+/// `T_lo[x & 15] ^ T_hi[x >> 4]` on every byte.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn nibble_map(x: __m256i, lo: __m256i, hi: __m256i) -> __m256i {
+    let m = _mm256_set1_epi8(0x0f);
+    let l = _mm256_and_si256(x, m);
+    let h = _mm256_and_si256(_mm256_srli_epi32::<4>(x), m);
+    _mm256_xor_si256(_mm256_shuffle_epi8(lo, l), _mm256_shuffle_epi8(hi, h))
+}
+
+/// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shuffles() -> [__m256i; 4] {
+    [
+        _mm256_setr_epi8(
+            3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10,
+            9, 8, 15, 14, 13, 12,
+        ),
+        _mm256_setr_epi8(
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8,
+            9, 10, 15, 12, 13, 14,
+        ),
+        _mm256_setr_epi8(
+            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
+            8, 9, 14, 15, 12, 13,
+        ),
+        _mm256_setr_epi8(
+            1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
+            11, 8, 13, 14, 15, 12,
+        ),
+    ]
+}
+
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+fn sbox256(x: __m256i) -> __m256i {
+    let y = nibble_map(x, table(&PRE_LO), table(&PRE_HI));
+    let y = _mm256_shuffle_epi8(y, table(&INV_SHIFT_ROWS));
+    let zero = _mm_setzero_si128();
+    let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), zero);
+    let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), zero);
+    let z = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+    nibble_map(z, table(&POST_LO), table(&POST_HI))
+}
+
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+fn sbox128(x: __m128i) -> __m128i {
+    let c = |t: &[i8; 16]| _mm256_castsi256_si128(table(t));
+    let m = _mm_set1_epi8(0x0f);
+    let map = |x: __m128i, lo: __m128i, hi: __m128i| {
+        let l = _mm_and_si128(x, m);
+        let h = _mm_and_si128(_mm_srli_epi32::<4>(x), m);
+        _mm_xor_si128(_mm_shuffle_epi8(lo, l), _mm_shuffle_epi8(hi, h))
+    };
+    let y = map(x, c(&PRE_LO), c(&PRE_HI));
+    let y = _mm_shuffle_epi8(y, c(&INV_SHIFT_ROWS));
+    let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
+    map(z, c(&POST_LO), c(&POST_HI))
+}
+
+/// `x0 ^ L(s)` on ymm.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
+    let r8 = _mm256_shuffle_epi8(s, sh[1]);
+    let r16 = _mm256_shuffle_epi8(s, sh[2]);
+    let r24 = _mm256_shuffle_epi8(s, sh[3]);
+    let u = _mm256_xor_si256(_mm256_xor_si256(s, r8), r16);
+    let v = _mm256_or_si256(_mm256_slli_epi32::<2>(u), _mm256_srli_epi32::<30>(u));
+    _mm256_xor_si256(_mm256_xor_si256(x0, s), _mm256_xor_si256(r24, v))
+}
+
+/// `x0 ^ L(s)` on xmm.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn x0_l128(x0: __m128i, s: __m128i, sh: &[__m256i; 4]) -> __m128i {
+    let r8 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[1]));
+    let r16 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[2]));
+    let r24 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[3]));
+    let u = _mm_xor_si128(_mm_xor_si128(s, r8), r16);
+    let v = _mm_or_si128(_mm_slli_epi32::<2>(u), _mm_srli_epi32::<30>(u));
+    _mm_xor_si128(_mm_xor_si128(x0, s), _mm_xor_si128(r24, v))
+}
+
+/// Four registers of two blocks each to four registers of one word each
+/// (per 128-bit lane); applied to the reversed outputs it inverts itself.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose(z: [__m256i; 4]) -> [__m256i; 4] {
+    let t0 = _mm256_unpacklo_epi32(z[0], z[1]);
+    let t1 = _mm256_unpackhi_epi32(z[0], z[1]);
+    let t2 = _mm256_unpacklo_epi32(z[2], z[3]);
+    let t3 = _mm256_unpackhi_epi32(z[2], z[3]);
+    [
+        _mm256_unpacklo_epi64(t0, t2),
+        _mm256_unpackhi_epi64(t0, t2),
+        _mm256_unpacklo_epi64(t1, t3),
+        _mm256_unpackhi_epi64(t1, t3),
+    ]
+}
+
+/// Encrypt `G` groups of 8 blocks from `inp` to `out`.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for `8 * G` blocks; they are equal
+/// or disjoint.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+    let sh = shuffles();
+    let mut x = [[_mm256_setzero_si256(); 4]; G];
+    for (g, xg) in x.iter_mut().enumerate() {
+        let mut z = [_mm256_setzero_si256(); 4];
+        for (i, zi) in z.iter_mut().enumerate() {
+            // SAFETY: in bounds by the caller's contract.
+            let v = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
+            *zi = _mm256_shuffle_epi8(v, sh[0]);
+        }
+        *xg = transpose(z);
+    }
+    for r in 0..32 {
+        let k = _mm256_set1_epi32(rk[r] as i32);
+        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
+        for xg in x.iter_mut() {
+            let t = _mm256_xor_si256(_mm256_xor_si256(xg[i1], xg[i2]), _mm256_xor_si256(xg[i3], k));
+            xg[i0] = x0_l(xg[i0], sbox256(t), &sh);
+        }
+    }
+    for (g, xg) in x.iter().enumerate() {
+        let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
+        for (i, zi) in z.iter().enumerate() {
+            let v = _mm256_shuffle_epi8(*zi, sh[0]);
+            // SAFETY: in bounds by the caller's contract.
+            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), v) };
+        }
+    }
+}
+
+/// One block, latency first: each word in its own xmm register.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for one block.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+    let sh = shuffles();
+    let bswap = _mm256_castsi256_si128(sh[0]);
+    // SAFETY: one readable block.
+    let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    let mut x = [
+        _mm_shuffle_epi32::<0x00>(v),
+        _mm_shuffle_epi32::<0x55>(v),
+        _mm_shuffle_epi32::<0xaa>(v),
+        _mm_shuffle_epi32::<0xff>(v),
+    ];
+    for r in 0..32 {
+        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
+        let k = _mm_set1_epi32(rk[r] as i32);
+        let t = _mm_xor_si128(x[i1], _mm_xor_si128(x[i2], _mm_xor_si128(x[i3], k)));
+        x[i0] = x0_l128(x[i0], sbox128(t), &sh);
+    }
+    let lo = _mm_unpacklo_epi32(x[3], x[2]);
+    let hi = _mm_unpacklo_epi32(x[1], x[0]);
+    let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);
+    // SAFETY: one writable block.
+    unsafe { _mm_storeu_si128(out.cast(), v) };
+}
+
+/// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)
+/// any number of blocks, in place or out of place.
+///
+/// # Safety
+/// The CPU supports AVX2 and AES-NI.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
 pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<crate::Sm4>>) {
-    super::soft::crypt_blocks(rk, blocks)
+    let n = blocks.len();
+    let (inp, out) = blocks.into_raw();
+    let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
+    if n == 1 {
+        // SAFETY: one block in and out (InOutBuf of length 1).
+        unsafe { one(rk, inp, out) };
+        return;
+    }
+    let mut done = 0;
+    while n - done >= 16 {
+        // SAFETY: 16 blocks remain at offset `done` in both buffers, which
+        // InOutBuf guarantees equal or disjoint.
+        unsafe { groups::<2>(rk, inp.add(16 * done), out.add(16 * done)) };
+        done += 16;
+    }
+    let rest = n - done;
+    if rest == 0 {
+        return;
+    }
+    let mut buf = [0u8; 16 * 16];
+    // SAFETY: `rest` blocks remain readable at `done`; `buf` is a separate
+    // local buffer of 16 blocks.
+    unsafe { core::ptr::copy_nonoverlapping(inp.add(16 * done), buf.as_mut_ptr(), 16 * rest) };
+    let p = buf.as_mut_ptr();
+    // SAFETY: `buf` holds 16 blocks, in place.
+    unsafe {
+        if rest <= 8 {
+            groups::<1>(rk, p, p)
+        } else {
+            groups::<2>(rk, p, p)
+        }
+    }
+    // SAFETY: `rest` blocks remain writable at `done`.
+    unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
 }

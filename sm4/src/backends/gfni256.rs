@@ -1,7 +1,211 @@
-//! stub
-use cipher::{Block, InOutBuf};
-pub(crate) type ParBlocks = cipher::consts::U16;
+//! x86_64 GFNI with AVX2 (ymm) kernel, for CPUs that have GFNI but no
+//! AVX-512 (or where it is off).
+//!
+//! Same design as the zmm kernel (`gfni.rs`): four words of 8 blocks per
+//! group in four ymm registers, the S-box as `gf2p8affineqb` then
+//! `gf2p8affineinvqb` (VEX encoded), `L` with byte rotations by `vpshufb`
+//! and one shift pair: `L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))`.
+//! Four groups (32 blocks) are interleaved.
+
+use core::arch::x86_64::*;
+
+use cipher::{Block, InOutBuf, consts::U32};
+
+/// Blocks per batch: four interleaved 8-block groups.
+pub(crate) type ParBlocks = U32;
+
+const PRE: i64 = 0x4c28_7db9_1a22_505d;
+const PRE_C: i32 = 0x3e;
+const POST: i64 = 0xf3ab_34a9_74a6_b589_u64 as i64;
+const POST_C: i32 = 0xd3;
+
+/// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.
+#[inline]
 #[target_feature(enable = "avx2")]
+fn shuffles() -> [__m256i; 4] {
+    [
+        _mm256_setr_epi8(
+            3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10,
+            9, 8, 15, 14, 13, 12,
+        ),
+        _mm256_setr_epi8(
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8,
+            9, 10, 15, 12, 13, 14,
+        ),
+        _mm256_setr_epi8(
+            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
+            8, 9, 14, 15, 12, 13,
+        ),
+        _mm256_setr_epi8(
+            1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
+            11, 8, 13, 14, 15, 12,
+        ),
+    ]
+}
+
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+fn sbox256(x: __m256i) -> __m256i {
+    let y = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(x, _mm256_set1_epi64x(PRE));
+    _mm256_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm256_set1_epi64x(POST))
+}
+
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+fn sbox128(x: __m128i) -> __m128i {
+    let y = _mm_gf2p8affine_epi64_epi8::<PRE_C>(x, _mm_set1_epi64x(PRE));
+    _mm_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm_set1_epi64x(POST))
+}
+
+/// `x0 ^ L(s)` on ymm.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
+    let r8 = _mm256_shuffle_epi8(s, sh[1]);
+    let r16 = _mm256_shuffle_epi8(s, sh[2]);
+    let r24 = _mm256_shuffle_epi8(s, sh[3]);
+    let u = _mm256_xor_si256(_mm256_xor_si256(s, r8), r16);
+    let v = _mm256_or_si256(_mm256_slli_epi32::<2>(u), _mm256_srli_epi32::<30>(u));
+    _mm256_xor_si256(_mm256_xor_si256(x0, s), _mm256_xor_si256(r24, v))
+}
+
+/// `x0 ^ L(s)` on xmm.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn x0_l128(x0: __m128i, s: __m128i, sh: &[__m256i; 4]) -> __m128i {
+    let r8 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[1]));
+    let r16 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[2]));
+    let r24 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[3]));
+    let u = _mm_xor_si128(_mm_xor_si128(s, r8), r16);
+    let v = _mm_or_si128(_mm_slli_epi32::<2>(u), _mm_srli_epi32::<30>(u));
+    _mm_xor_si128(_mm_xor_si128(x0, s), _mm_xor_si128(r24, v))
+}
+
+/// Four registers of two blocks each to four registers of one word each
+/// (per 128-bit lane); applied to the reversed outputs it inverts itself.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose(z: [__m256i; 4]) -> [__m256i; 4] {
+    let t0 = _mm256_unpacklo_epi32(z[0], z[1]);
+    let t1 = _mm256_unpackhi_epi32(z[0], z[1]);
+    let t2 = _mm256_unpacklo_epi32(z[2], z[3]);
+    let t3 = _mm256_unpackhi_epi32(z[2], z[3]);
+    [
+        _mm256_unpacklo_epi64(t0, t2),
+        _mm256_unpackhi_epi64(t0, t2),
+        _mm256_unpacklo_epi64(t1, t3),
+        _mm256_unpackhi_epi64(t1, t3),
+    ]
+}
+
+/// Encrypt `G` groups of 8 blocks from `inp` to `out`.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for `8 * G` blocks; they are equal
+/// or disjoint.
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+    let sh = shuffles();
+    let mut x = [[_mm256_setzero_si256(); 4]; G];
+    for (g, xg) in x.iter_mut().enumerate() {
+        let mut z = [_mm256_setzero_si256(); 4];
+        for (i, zi) in z.iter_mut().enumerate() {
+            // SAFETY: in bounds by the caller's contract.
+            let v = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
+            *zi = _mm256_shuffle_epi8(v, sh[0]);
+        }
+        *xg = transpose(z);
+    }
+    for r in 0..32 {
+        let k = _mm256_set1_epi32(rk[r] as i32);
+        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
+        for xg in x.iter_mut() {
+            let t = _mm256_xor_si256(_mm256_xor_si256(xg[i1], xg[i2]), _mm256_xor_si256(xg[i3], k));
+            xg[i0] = x0_l(xg[i0], sbox256(t), &sh);
+        }
+    }
+    for (g, xg) in x.iter().enumerate() {
+        let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
+        for (i, zi) in z.iter().enumerate() {
+            let v = _mm256_shuffle_epi8(*zi, sh[0]);
+            // SAFETY: in bounds by the caller's contract.
+            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), v) };
+        }
+    }
+}
+
+/// One block, latency first: each word in its own xmm register.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for one block.
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+    let sh = shuffles();
+    let bswap = _mm256_castsi256_si128(sh[0]);
+    // SAFETY: one readable block.
+    let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    let mut x = [
+        _mm_shuffle_epi32::<0x00>(v),
+        _mm_shuffle_epi32::<0x55>(v),
+        _mm_shuffle_epi32::<0xaa>(v),
+        _mm_shuffle_epi32::<0xff>(v),
+    ];
+    for r in 0..32 {
+        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
+        let k = _mm_set1_epi32(rk[r] as i32);
+        let t = _mm_xor_si128(x[i1], _mm_xor_si128(x[i2], _mm_xor_si128(x[i3], k)));
+        x[i0] = x0_l128(x[i0], sbox128(t), &sh);
+    }
+    let lo = _mm_unpacklo_epi32(x[3], x[2]);
+    let hi = _mm_unpacklo_epi32(x[1], x[0]);
+    let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);
+    // SAFETY: one writable block.
+    unsafe { _mm_storeu_si128(out.cast(), v) };
+}
+
+/// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)
+/// any number of blocks, in place or out of place.
+///
+/// # Safety
+/// The CPU supports GFNI and AVX2.
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
 pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<crate::Sm4>>) {
-    super::soft::crypt_blocks(rk, blocks)
+    let n = blocks.len();
+    let (inp, out) = blocks.into_raw();
+    let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
+    if n == 1 {
+        // SAFETY: one block in and out (InOutBuf of length 1).
+        unsafe { one(rk, inp, out) };
+        return;
+    }
+    let mut done = 0;
+    while n - done >= 32 {
+        // SAFETY: 32 blocks remain at offset `done` in both buffers, which
+        // InOutBuf guarantees equal or disjoint.
+        unsafe { groups::<4>(rk, inp.add(16 * done), out.add(16 * done)) };
+        done += 32;
+    }
+    let rest = n - done;
+    if rest == 0 {
+        return;
+    }
+    let mut buf = [0u8; 16 * 32];
+    // SAFETY: `rest` blocks remain readable at `done`; `buf` is a separate
+    // local buffer of 32 blocks.
+    unsafe { core::ptr::copy_nonoverlapping(inp.add(16 * done), buf.as_mut_ptr(), 16 * rest) };
+    let p = buf.as_mut_ptr();
+    // SAFETY: `buf` holds 32 blocks, in place.
+    unsafe {
+        match rest.div_ceil(8) {
+            1 => groups::<1>(rk, p, p),
+            2 => groups::<2>(rk, p, p),
+            3 => groups::<3>(rk, p, p),
+            _ => groups::<4>(rk, p, p),
+        }
+    }
+    // SAFETY: `rest` blocks remain writable at `done`.
+    unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
 }

@@ -115,7 +115,10 @@ fn rounds4<const G: usize>(c: &Consts, s: &mut [[uint32x4_t; 4]; G], k: &[u32; 4
         for x in s.iter_mut() {
             // Round i: X[i+4] = X[i] ^ T(X[i+1] ^ X[i+2] ^ X[i+3] ^ rk[i]),
             // with the four words stored cyclically.
-            let t = veorq_u32(veorq_u32(x[(r + 1) % 4], x[(r + 2) % 4]), veorq_u32(x[(r + 3) % 4], rk));
+            let t = veorq_u32(
+                veorq_u32(x[(r + 1) % 4], x[(r + 2) % 4]),
+                veorq_u32(x[(r + 3) % 4], rk),
+            );
             x[r] = veorq_u32(x[r], tau_l(c, t));
         }
     }
@@ -337,7 +340,11 @@ pub(crate) mod tests {
     ];
 
     /// Runs a kernel over `data` (a whole number of blocks), in place.
-    fn run_in_place(crypt: &dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>), rk: &[u32; 32], data: &mut [u8]) {
+    fn run_in_place(
+        crypt: &dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>),
+        rk: &[u32; 32],
+        data: &mut [u8],
+    ) {
         let (blocks, rest) = Array::slice_as_chunks_mut(data);
         assert!(rest.is_empty());
         crypt(rk, InOutBuf::from(blocks));
@@ -383,8 +390,17 @@ pub(crate) mod tests {
             let mut src = std::vec![0u8; 16 * n + 16];
             src[off_in..off_in + 16 * n].copy_from_slice(&pt);
             let mut dst = std::vec![0u8; 16 * n + 16];
-            run_out_of_place(crypt, &ek, &src[off_in..off_in + 16 * n], &mut dst[off_out..off_out + 16 * n]);
-            assert_eq!(&dst[off_out..off_out + 16 * n], &expect[..], "encrypt, out of place, {n} blocks");
+            run_out_of_place(
+                crypt,
+                &ek,
+                &src[off_in..off_in + 16 * n],
+                &mut dst[off_out..off_out + 16 * n],
+            );
+            assert_eq!(
+                &dst[off_out..off_out + 16 * n],
+                &expect[..],
+                "encrypt, out of place, {n} blocks"
+            );
             assert_eq!(&src[off_in..off_in + 16 * n], &pt[..], "input unchanged");
 
             // In place: decrypt back, then encrypt again.

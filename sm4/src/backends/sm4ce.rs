@@ -26,7 +26,10 @@ const CK: [u32; 32] = {
     let mut i = 0;
     while i < 32 {
         let b = (4 * i * 7) as u32;
-        ck[i] = ((b % 256) << 24) | (((b + 7) % 256) << 16) | (((b + 14) % 256) << 8) | ((b + 21) % 256);
+        ck[i] = ((b % 256) << 24)
+            | (((b + 7) % 256) << 16)
+            | (((b + 14) % 256) << 8)
+            | ((b + 21) % 256);
         i += 1;
     }
     ck
@@ -195,7 +198,11 @@ mod tests {
         }
         let mut rng = testkit::Rng::new(0x5e4_e1e7);
         for i in 0..200 {
-            let key: [u8; 16] = if i == 0 { super::super::neon::tests::GBT_KEY } else { rng.array() };
+            let key: [u8; 16] = if i == 0 {
+                super::super::neon::tests::GBT_KEY
+            } else {
+                rng.array()
+            };
             // SAFETY: SM4 support was checked above (NEON is baseline).
             let rk = unsafe { super::expand_key(&key) };
             assert_eq!(rk, ref_expand(&key), "key {key:02x?}");
