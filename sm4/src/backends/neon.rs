@@ -281,6 +281,9 @@ pub(crate) mod tests {
 
     const FK: [u32; 4] = [0xa3b1bac6, 0x56aa3350, 0x677d9197, 0xb27022dc];
 
+    /// A kernel under test: round keys and blocks.
+    pub(crate) type Kernel<'a> = &'a dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>);
+
     fn ck(i: usize) -> u32 {
         u32::from_be_bytes(core::array::from_fn(|j| ((4 * i + j) * 7 % 256) as u8))
     }
@@ -340,23 +343,14 @@ pub(crate) mod tests {
     ];
 
     /// Runs a kernel over `data` (a whole number of blocks), in place.
-    fn run_in_place(
-        crypt: &dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>),
-        rk: &[u32; 32],
-        data: &mut [u8],
-    ) {
+    fn run_in_place(crypt: Kernel<'_>, rk: &[u32; 32], data: &mut [u8]) {
         let (blocks, rest) = Array::slice_as_chunks_mut(data);
         assert!(rest.is_empty());
         crypt(rk, InOutBuf::from(blocks));
     }
 
     /// Runs a kernel from `inp` to `out` (equal lengths, whole blocks).
-    fn run_out_of_place(
-        crypt: &dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>),
-        rk: &[u32; 32],
-        inp: &[u8],
-        out: &mut [u8],
-    ) {
+    fn run_out_of_place(crypt: Kernel<'_>, rk: &[u32; 32], inp: &[u8], out: &mut [u8]) {
         let (ib, _) = Array::slice_as_chunks(inp);
         let (ob, _) = Array::slice_as_chunks_mut(out);
         crypt(rk, InOutBuf::new(ib, ob).unwrap());
@@ -365,7 +359,7 @@ pub(crate) mod tests {
     /// The shared kernel check: the GB/T 32907 example, then random keys and
     /// 1..=40 blocks at misaligned addresses, in place and out of place,
     /// against the reference, and decrypt(encrypt(x)) == x.
-    pub(crate) fn check_kernel(crypt: &dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>)) {
+    pub(crate) fn check_kernel(crypt: Kernel<'_>) {
         let rk = ref_expand(&GBT_KEY);
         let mut b = GBT_KEY;
         run_in_place(crypt, &rk, &mut b);

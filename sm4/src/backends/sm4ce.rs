@@ -135,7 +135,7 @@ unsafe fn crypt_n<const N: usize>(k: &[uint32x4_t; 8], inp: *const u8, out: *mut
 unsafe fn crypt_many(rk: &[u32; 32], inp: *const u8, out: *mut u8, n: usize) {
     let k = load_keys(rk);
     let mut i = 0;
-    // SAFETY (all calls below): blocks i..i+m are inside the `n` blocks of
+    // SAFETY: in all calls below, blocks i..i+m are inside the `n` blocks of
     // both buffers, and the caller guarantees the SM4 instructions.
     unsafe {
         while n - i >= 8 {
