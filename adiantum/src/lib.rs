@@ -28,6 +28,9 @@ pub type AdiantumXChaCha20Aes = Adiantum<chacha::XChaCha20, aes::Aes256>;
 /// The size of the block of the block cipher: the smallest message.
 pub const BLOCK_SIZE: usize = 16;
 
+/// The block size of the XChaCha-shaped stream ciphers.
+const STREAM_BLOCK: usize = 64;
+
 /// The key size (the stream cipher's key).
 pub const KEY_SIZE: usize = 32;
 
@@ -94,16 +97,20 @@ where
     B: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16>,
     H: WideHash,
 {
-    let (left, right) = buf
-        .split_last_chunk_mut::<BLOCK_SIZE>()
+    let bulk = buf
+        .len()
+        .checked_sub(BLOCK_SIZE)
         .ok_or(Error::MessageTooShort)?;
-    let header = hash.header(tweak, left.len())?;
-    let pm = u128::from_le_bytes(*right).wrapping_add(hash.hash(&header, left));
+    let header = hash.header(tweak, bulk)?;
+    let (left, right) = buf.split_at(bulk);
+    let pr = u128::from_le_bytes(right.try_into().map_err(|_| Error::MessageTooShort)?);
+    let pm = pr.wrapping_add(hash.hash(&header, left));
     let mut cm = Block::<B>::from(pm.to_le_bytes());
     block.encrypt_block(&mut cm);
-    stream_xor::<S>(key, cm.as_slice(), left)?;
+    stream_xor::<S>(key, cm.as_slice(), buf, bulk)?;
     let cm = u128::from_le_bytes(cm.into());
-    *right = cm.wrapping_sub(hash.hash(&header, left)).to_le_bytes();
+    let (left, right) = buf.split_at_mut(bulk);
+    right.copy_from_slice(&cm.wrapping_sub(hash.hash(&header, left)).to_le_bytes());
     Ok(())
 }
 
@@ -120,30 +127,47 @@ where
     B: BlockCipherDecrypt + BlockSizeUser<BlockSize = U16>,
     H: WideHash,
 {
-    let (left, right) = buf
-        .split_last_chunk_mut::<BLOCK_SIZE>()
+    let bulk = buf
+        .len()
+        .checked_sub(BLOCK_SIZE)
         .ok_or(Error::MessageTooShort)?;
-    let header = hash.header(tweak, left.len())?;
-    let cm = u128::from_le_bytes(*right).wrapping_add(hash.hash(&header, left));
+    let header = hash.header(tweak, bulk)?;
+    let (left, right) = buf.split_at(bulk);
+    let cr = u128::from_le_bytes(right.try_into().map_err(|_| Error::MessageTooShort)?);
+    let cm = cr.wrapping_add(hash.hash(&header, left));
     let mut pm = Block::<B>::from(cm.to_le_bytes());
-    stream_xor::<S>(key, pm.as_slice(), left)?;
+    stream_xor::<S>(key, pm.as_slice(), buf, bulk)?;
     block.decrypt_block(&mut pm);
     let pm = u128::from_le_bytes(pm.into());
-    *right = pm.wrapping_sub(hash.hash(&header, left)).to_le_bytes();
+    let (left, right) = buf.split_at_mut(bulk);
+    right.copy_from_slice(&pm.wrapping_sub(hash.hash(&header, left)).to_le_bytes());
     Ok(())
 }
 
-/// XOR the keystream for nonce `m ‖ 1 ‖ 0^7` into `data`, in one pass.
-/// Checks the length first, so `data` is untouched on error.
-fn stream_xor<S>(key: &Key<S>, m: &[u8], data: &mut [u8]) -> Result<(), Error>
+/// XOR the keystream for nonce `m ‖ 1 ‖ 0^7` into `buf[..bulk]`, in one
+/// pass. Like Linux, the pass is rounded up to whole 64-byte stream blocks
+/// where the message has the room: the bytes past `bulk` belong to the
+/// right block, already read and rewritten afterwards, and whole blocks keep
+/// the stream cipher on its wide path with no separate tail block. Checks
+/// the length first, so `buf` is untouched on error.
+fn stream_xor<S>(key: &Key<S>, m: &[u8], buf: &mut [u8], bulk: usize) -> Result<(), Error>
 where
     S: KeyIvInit<KeySize = U32, IvSize = U24> + StreamCipher,
 {
+    if bulk == 0 {
+        return Ok(());
+    }
     let mut nonce = Iv::<S>::default();
     nonce[..BLOCK_SIZE].copy_from_slice(m);
     nonce[BLOCK_SIZE] = 1;
     let mut s = S::new(key, &nonce);
-    s.try_apply_keystream(data)
+    let rounded = bulk.next_multiple_of(STREAM_BLOCK).min(buf.len());
+    let len = if s.check_remaining(rounded).is_ok() {
+        rounded
+    } else {
+        bulk
+    };
+    s.try_apply_keystream(&mut buf[..len])
         .map_err(|_| Error::MessageTooLong)
 }
 
