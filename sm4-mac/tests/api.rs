@@ -74,3 +74,19 @@ fn clone_and_reset_midstream() {
     let fresh = Cmac::<Aes128>::new(&[1u8; 16].into());
     assert_eq!(mac.finalize(), fresh.finalize());
 }
+
+/// With `zeroize`, the SM4 MACs are `ZeroizeOnDrop` (SM4 is).
+#[cfg(feature = "zeroize")]
+#[test]
+fn zeroize_on_drop_when_the_cipher_does() {
+    // `cipher` re-exports zeroize when its `zeroize` feature is on.
+    fn zod<T: cipher::zeroize::ZeroizeOnDrop>() {}
+    zod::<sm4::Sm4>();
+    zod::<sm4_mac::Sm4Cmac>();
+    zod::<sm4_mac::Sm4Xcbc>();
+    zod::<sm4_mac::Sm4CbcMac>();
+    // Drop wipes without panicking, mid-message too.
+    let mut mac = sm4_mac::Sm4Xcbc::new(&[5u8; 16].into());
+    Mac::update(&mut mac, &[1; 33]);
+    drop(mac);
+}
