@@ -1,2 +1,421 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+
+use core::fmt;
+use core::marker::PhantomData;
+
+pub use cipher;
+use cipher::{
+    Iv, IvSizeUser, Key, KeyIvInit, KeySizeUser, OverflowError, SeekNum, StreamCipher,
+    StreamCipherError, StreamCipherSeek,
+    array::ArraySize,
+    consts::{U8, U12, U24, U32},
+    inout::InOutBuf,
+};
+
+mod backends;
+
+#[doc(hidden)]
+pub use backends::Backend;
+
+/// The four ChaCha constant words, "expand 32-byte k".
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// Number of keystream bytes per ChaCha block.
+const BLOCK: usize = 64;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A ChaCha round count: [`R8`], [`R12`] or [`R20`].
+pub trait Rounds: sealed::Sealed + Copy + Clone + Default + fmt::Debug + 'static {
+    /// Number of double rounds (column round plus diagonal round).
+    const DOUBLE_ROUNDS: usize;
+    /// Display name of the cipher family with this round count.
+    #[doc(hidden)]
+    const NAME: &'static str;
+}
+
+/// 8 rounds (4 double rounds).
+#[derive(Copy, Clone, Default, Debug)]
+pub struct R8;
+/// 12 rounds (6 double rounds).
+#[derive(Copy, Clone, Default, Debug)]
+pub struct R12;
+/// 20 rounds (10 double rounds).
+#[derive(Copy, Clone, Default, Debug)]
+pub struct R20;
+
+impl sealed::Sealed for R8 {}
+impl sealed::Sealed for R12 {}
+impl sealed::Sealed for R20 {}
+impl Rounds for R8 {
+    const DOUBLE_ROUNDS: usize = 4;
+    const NAME: &'static str = "ChaCha8";
+}
+impl Rounds for R12 {
+    const DOUBLE_ROUNDS: usize = 6;
+    const NAME: &'static str = "ChaCha12";
+}
+impl Rounds for R20 {
+    const DOUBLE_ROUNDS: usize = 10;
+    const NAME: &'static str = "ChaCha20";
+}
+
+/// The nonce and counter layout: [`Ietf`], [`Legacy`] or [`Extended`].
+pub trait Variant: sealed::Sealed + Copy + Clone + Default + fmt::Debug + 'static {
+    /// Nonce size in bytes.
+    type NonceSize: ArraySize;
+    /// Index of the last block of the keystream.
+    const MAX_BLOCK: u64;
+    /// 0: IETF, 1: legacy (64-bit counter), 2: extended nonce.
+    #[doc(hidden)]
+    const KIND: u8;
+}
+
+/// RFC 8439 layout: 96-bit nonce, 32-bit block counter (256 GiB of keystream).
+#[derive(Copy, Clone, Default, Debug)]
+pub struct Ietf;
+/// The original ("djb") layout: 64-bit nonce, 64-bit block counter.
+#[derive(Copy, Clone, Default, Debug)]
+pub struct Legacy;
+/// XChaCha: 192-bit nonce, HChaCha subkey, then the RFC 8439 layout with the
+/// nonce `0u32 || nonce[16..24]` and a 32-bit block counter.
+#[derive(Copy, Clone, Default, Debug)]
+pub struct Extended;
+
+impl sealed::Sealed for Ietf {}
+impl sealed::Sealed for Legacy {}
+impl sealed::Sealed for Extended {}
+impl Variant for Ietf {
+    type NonceSize = U12;
+    const MAX_BLOCK: u64 = u32::MAX as u64;
+    const KIND: u8 = 0;
+}
+impl Variant for Legacy {
+    type NonceSize = U8;
+    const MAX_BLOCK: u64 = u64::MAX;
+    const KIND: u8 = 1;
+}
+impl Variant for Extended {
+    type NonceSize = U24;
+    const MAX_BLOCK: u64 = u32::MAX as u64;
+    const KIND: u8 = 2;
+}
+
+/// ChaCha stream cipher, generic over the round count `R` and the nonce
+/// layout `V`. Use the aliases ([`ChaCha20`], [`XChaCha12`], ...).
+pub struct ChaCha<R: Rounds, V: Variant> {
+    /// Constants, key, and nonce words; the counter words are filled per call.
+    state: [u32; 16],
+    /// Block holding the next keystream byte.
+    block: u64,
+    /// Bytes of `block` already used (0..=64; 64 only at the very end).
+    offset: u8,
+    /// Keystream of `block` while `0 < offset < 64`.
+    ks: [u8; BLOCK],
+    backend: Backend,
+    _p: PhantomData<(R, V)>,
+}
+
+/// ChaCha20 (RFC 8439): 96-bit nonce, 32-bit counter.
+pub type ChaCha20 = ChaCha<R20, Ietf>;
+/// ChaCha12 with the RFC 8439 layout.
+pub type ChaCha12 = ChaCha<R12, Ietf>;
+/// ChaCha8 with the RFC 8439 layout.
+pub type ChaCha8 = ChaCha<R8, Ietf>;
+/// The original ChaCha layout (64-bit nonce, 64-bit counter) with `R` rounds.
+pub type ChaChaLegacy<R> = ChaCha<R, Legacy>;
+/// ChaCha20 with the original layout: 64-bit nonce, 64-bit counter.
+pub type ChaCha20Legacy = ChaChaLegacy<R20>;
+/// XChaCha with `R` rounds.
+pub type XChaCha<R> = ChaCha<R, Extended>;
+/// XChaCha20: 192-bit nonce.
+pub type XChaCha20 = XChaCha<R20>;
+/// XChaCha12: 192-bit nonce, 12 rounds (Adiantum's stream cipher).
+pub type XChaCha12 = XChaCha<R12>;
+/// XChaCha8: 192-bit nonce, 8 rounds.
+pub type XChaCha8 = XChaCha<R8>;
+
+/// The name of the backend this CPU runs ("soft", "avx", "avx512", "neon").
+pub fn backend() -> &'static str {
+    backends::detect().name()
+}
+
+/// HChaCha with `R` rounds: derives a 256-bit subkey from `key` and a
+/// 128-bit `input` (the first 16 bytes of an XChaCha nonce).
+pub fn hchacha<R: Rounds>(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
+    hchacha_with::<R>(backends::detect(), key, input)
+}
+
+/// Test hook: HChaCha on a given backend, `None` if this CPU lacks it.
+#[doc(hidden)]
+pub fn hchacha_with_backend<R: Rounds>(
+    backend: Backend,
+    key: &[u8; 32],
+    input: &[u8; 16],
+) -> Option<[u8; 32]> {
+    backend
+        .is_available()
+        .then(|| hchacha_with::<R>(backend, key, input))
+}
+
+fn hchacha_with<R: Rounds>(backend: Backend, key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
+    let mut state = [0u32; 16];
+    state[..4].copy_from_slice(&SIGMA);
+    load_words(&mut state[4..12], key);
+    load_words(&mut state[12..16], input);
+    let words = backends::hchacha(backend, &state, R::DOUBLE_ROUNDS);
+    let mut out = [0u8; 32];
+    for (chunk, w) in out.chunks_exact_mut(4).zip(words.iter()) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+fn load_words(dst: &mut [u32], src: &[u8]) {
+    for (w, chunk) in dst.iter_mut().zip(src.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+}
+
+impl<R: Rounds, V: Variant> ChaCha<R, V> {
+    fn init(key: &[u8; 32], nonce: &[u8], backend: Backend) -> Self {
+        let mut state = [0u32; 16];
+        state[..4].copy_from_slice(&SIGMA);
+        match V::KIND {
+            0 => {
+                load_words(&mut state[4..12], key);
+                load_words(&mut state[13..16], nonce);
+            }
+            1 => {
+                load_words(&mut state[4..12], key);
+                load_words(&mut state[14..16], nonce);
+            }
+            _ => {
+                let mut input = [0u8; 16];
+                input.copy_from_slice(&nonce[..16]);
+                #[allow(unused_mut)]
+                let mut subkey = hchacha_with::<R>(backend, key, &input);
+                load_words(&mut state[4..12], &subkey);
+                load_words(&mut state[14..16], &nonce[16..24]);
+                #[cfg(feature = "zeroize")]
+                zeroize::Zeroize::zeroize(&mut subkey);
+            }
+        }
+        Self {
+            state,
+            block: 0,
+            offset: 0,
+            ks: [0; BLOCK],
+            backend,
+            _p: PhantomData,
+        }
+    }
+
+    /// Test hook: a cipher pinned to `backend`, or `None` if this CPU lacks it.
+    #[doc(hidden)]
+    pub fn with_backend(key: &[u8; 32], nonce: &[u8], backend: Backend) -> Option<Self> {
+        if nonce.len() != <V::NonceSize as cipher::typenum::Unsigned>::USIZE
+            || !backend.is_available()
+        {
+            return None;
+        }
+        Some(Self::init(key, nonce, backend))
+    }
+
+    /// Name of the backend this instance runs.
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// Keystream bytes left from the current position.
+    fn remaining(&self) -> u128 {
+        u128::from(V::MAX_BLOCK - self.block) * BLOCK as u128
+            + (BLOCK as u128 - u128::from(self.offset))
+    }
+
+    /// Fill `ks` with the keystream of `block`.
+    fn refill(&mut self) {
+        self.ks = [0; BLOCK];
+        backends::xor_blocks(
+            self.backend,
+            &self.state,
+            self.block,
+            V::KIND == 1,
+            R::DOUBLE_ROUNDS,
+            InOutBuf::from(&mut self.ks[..]),
+        );
+    }
+
+    fn apply(&mut self, mut buf: InOutBuf<'_, '_, u8>) {
+        if buf.is_empty() {
+            return;
+        }
+        // Rest of a partially used block.
+        if self.offset != 0 {
+            let off = usize::from(self.offset);
+            let take = core::cmp::min(buf.len(), BLOCK - off);
+            let (mut head, rest) = buf.split_at(take);
+            head.xor_in2out(&self.ks[off..off + take]);
+            buf = rest;
+            self.offset += take as u8;
+            if usize::from(self.offset) == BLOCK && self.block < V::MAX_BLOCK {
+                self.block += 1;
+                self.offset = 0;
+            }
+            if buf.is_empty() {
+                return;
+            }
+        }
+        // Whole blocks.
+        let full = buf.len() / BLOCK;
+        let tail_len = buf.len() % BLOCK;
+        let (blocks, mut tail) = buf.split_at(full * BLOCK);
+        if full != 0 {
+            backends::xor_blocks(
+                self.backend,
+                &self.state,
+                self.block,
+                V::KIND == 1,
+                R::DOUBLE_ROUNDS,
+                blocks,
+            );
+            // `check_remaining` guarantees block + full - 1 <= MAX_BLOCK.
+            let last = self.block + (full as u64 - 1);
+            if last == V::MAX_BLOCK {
+                self.block = last;
+                self.offset = BLOCK as u8;
+                return;
+            }
+            self.block = last + 1;
+        }
+        if tail_len != 0 {
+            self.refill();
+            tail.xor_in2out(&self.ks[..tail_len]);
+            self.offset = tail_len as u8;
+        }
+    }
+}
+
+impl<R: Rounds, V: Variant> KeySizeUser for ChaCha<R, V> {
+    type KeySize = U32;
+}
+
+impl<R: Rounds, V: Variant> IvSizeUser for ChaCha<R, V> {
+    type IvSize = V::NonceSize;
+}
+
+impl<R: Rounds, V: Variant> KeyIvInit for ChaCha<R, V> {
+    #[inline]
+    fn new(key: &Key<Self>, iv: &Iv<Self>) -> Self {
+        Self::init(&key.0, iv.as_slice(), backends::detect())
+    }
+}
+
+impl<R: Rounds, V: Variant> StreamCipher for ChaCha<R, V> {
+    #[inline]
+    fn check_remaining(&self, data_len: usize) -> Result<(), StreamCipherError> {
+        if data_len as u128 <= self.remaining() {
+            Ok(())
+        } else {
+            Err(StreamCipherError)
+        }
+    }
+
+    #[inline]
+    fn unchecked_apply_keystream_inout(&mut self, buf: InOutBuf<'_, '_, u8>) {
+        // Even the "unchecked" entry points never wrap the counter: running
+        // past the end of the keystream is refused loudly. The `try_*`
+        // methods check first and return `StreamCipherError` instead.
+        assert!(
+            self.check_remaining(buf.len()).is_ok(),
+            "end of keystream reached"
+        );
+        self.apply(buf);
+    }
+
+    #[inline]
+    fn unchecked_write_keystream(&mut self, buf: &mut [u8]) {
+        buf.fill(0);
+        self.unchecked_apply_keystream_inout(InOutBuf::from(buf));
+    }
+}
+
+impl<R: Rounds, V: Variant> StreamCipherSeek for ChaCha<R, V> {
+    fn try_current_pos<T: SeekNum>(&self) -> Result<T, OverflowError> {
+        let pos = u128::from(self.block) * BLOCK as u128 + u128::from(self.offset);
+        // With block size 1 and byte 1, `from_block_byte` returns `block` itself.
+        T::from_block_byte::<u128>(pos, 1, 1)
+    }
+
+    fn try_seek<T: SeekNum>(&mut self, pos: T) -> Result<(), StreamCipherError> {
+        // With block size 1 the "block" is the byte position; negative or
+        // too large values are an `OverflowError`, never a panic.
+        let (pos, _) = pos.into_block_byte::<u128>(1)?;
+        let total = (u128::from(V::MAX_BLOCK) + 1) * BLOCK as u128;
+        if pos > total {
+            return Err(StreamCipherError);
+        }
+        if pos == total {
+            self.block = V::MAX_BLOCK;
+            self.offset = BLOCK as u8;
+            return Ok(());
+        }
+        self.block = (pos / BLOCK as u128) as u64;
+        self.offset = (pos % BLOCK as u128) as u8;
+        if self.offset != 0 {
+            self.refill();
+        }
+        Ok(())
+    }
+}
+
+impl<R: Rounds, V: Variant> Clone for ChaCha<R, V> {
+    fn clone(&self) -> Self {
+        Self {
+            state: self.state,
+            block: self.block,
+            offset: self.offset,
+            ks: self.ks,
+            backend: self.backend,
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<R: Rounds, V: Variant> fmt::Debug for ChaCha<R, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let prefix = if V::KIND == 2 { "X" } else { "" };
+        let suffix = if V::KIND == 1 { "Legacy" } else { "" };
+        write!(
+            f,
+            "{prefix}{}{suffix} {{ backend: {:?}, .. }}",
+            R::NAME,
+            self.backend.name()
+        )
+    }
+}
+
+impl<R: Rounds, V: Variant> cipher::AlgorithmName for ChaCha<R, V> {
+    fn write_alg_name(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let prefix = if V::KIND == 2 { "X" } else { "" };
+        let suffix = if V::KIND == 1 { "Legacy" } else { "" };
+        write!(f, "{prefix}{}{suffix}", R::NAME)
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl<R: Rounds, V: Variant> Drop for ChaCha<R, V> {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.state.zeroize();
+        self.ks.zeroize();
+        self.block.zeroize();
+        self.offset.zeroize();
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl<R: Rounds, V: Variant> zeroize::ZeroizeOnDrop for ChaCha<R, V> {}

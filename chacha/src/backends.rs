@@ -1,0 +1,305 @@
+//! Backend selection and dispatch.
+
+use cipher::inout::InOutBuf;
+
+pub(crate) mod soft;
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) mod avx;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) mod avx512;
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    target_feature = "neon",
+    not(miri)
+))]
+pub(crate) mod neon;
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(avx2_cpuid, "avx2");
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+cpufeatures::new!(avx512_cpuid, "avx512f", "avx512vl");
+
+/// A ChaCha implementation (test hook; not a stable API).
+#[doc(hidden)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable Rust, one block at a time.
+    Soft,
+    /// x86_64 AVX2: 8 blocks per pass.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Avx,
+    /// x86_64 AVX-512F/VL: 16 blocks per pass.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Avx512,
+    /// aarch64 NEON: 4 blocks per pass.
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri)
+    ))]
+    Neon,
+}
+
+impl Backend {
+    /// Every backend compiled for this target, best last.
+    pub const ALL: &'static [Backend] = &[
+        Backend::Soft,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512,
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            target_feature = "neon",
+            not(miri)
+        ))]
+        Backend::Neon,
+    ];
+
+    /// The backends this CPU can run.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        Self::ALL.iter().copied().filter(|b| b.is_available())
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Soft => true,
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx => avx2_cpuid::get(),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx512 => avx512_cpuid::get(),
+            #[cfg(all(
+                target_arch = "aarch64",
+                target_endian = "little",
+                target_feature = "neon",
+                not(miri)
+            ))]
+            Backend::Neon => true,
+        }
+    }
+
+    /// Short name: "soft", "avx", "avx512", "neon".
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Soft => "soft",
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx => "avx",
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx512 => "avx512",
+            #[cfg(all(
+                target_arch = "aarch64",
+                target_endian = "little",
+                target_feature = "neon",
+                not(miri)
+            ))]
+            Backend::Neon => "neon",
+        }
+    }
+}
+
+/// Pick the backend: forced cfg, Miri, runtime checks, compile-time NEON, soft.
+#[allow(unreachable_code)]
+pub(crate) fn detect() -> Backend {
+    #[cfg(chacha_backend = "soft")]
+    {
+        return Backend::Soft;
+    }
+    #[cfg(chacha_backend = "avx")]
+    {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            assert!(
+                avx2_cpuid::get(),
+                "chacha: chacha_backend=\"avx\" forced but this CPU lacks AVX2"
+            );
+            return Backend::Avx;
+        }
+        panic!("chacha: chacha_backend=\"avx\" forced on a target without it");
+    }
+    #[cfg(chacha_backend = "avx512")]
+    {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            assert!(
+                avx512_cpuid::get(),
+                "chacha: chacha_backend=\"avx512\" forced but this CPU lacks AVX-512F/VL"
+            );
+            return Backend::Avx512;
+        }
+        panic!("chacha: chacha_backend=\"avx512\" forced on a target without it");
+    }
+    #[cfg(chacha_backend = "neon")]
+    {
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            target_feature = "neon",
+            not(miri)
+        ))]
+        {
+            return Backend::Neon;
+        }
+        panic!("chacha: chacha_backend=\"neon\" forced on a target without it");
+    }
+    if cfg!(miri) {
+        return Backend::Soft;
+    }
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if avx512_cpuid::get() {
+            return Backend::Avx512;
+        }
+        if avx2_cpuid::get() {
+            return Backend::Avx;
+        }
+    }
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_feature = "neon",
+        not(miri)
+    ))]
+    {
+        return Backend::Neon;
+    }
+    Backend::Soft
+}
+
+/// XOR the keystream of blocks `ctr, ctr + 1, ...` into `buf`
+/// (`buf.len()` a multiple of 64). `state` holds constants, key and nonce;
+/// the counter words (12, and 13 when `legacy`) are taken from `ctr`.
+#[inline]
+pub(crate) fn xor_blocks(
+    backend: Backend,
+    state: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    double_rounds: usize,
+    buf: InOutBuf<'_, '_, u8>,
+) {
+    debug_assert_eq!(buf.len() % 64, 0);
+    match backend {
+        Backend::Soft => soft::xor_blocks(state, ctr, legacy, double_rounds, buf),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx => avx::xor_blocks(state, ctr, legacy, double_rounds, buf),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512 => avx512::xor_blocks(state, ctr, legacy, double_rounds, buf),
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            target_feature = "neon",
+            not(miri)
+        ))]
+        Backend::Neon => neon::xor_blocks(state, ctr, legacy, double_rounds, buf),
+    }
+}
+
+/// HChaCha on `state` (constants, key, input): returns words 0..4 and 12..16
+/// after the rounds, without the final addition.
+#[inline]
+pub(crate) fn hchacha(backend: Backend, state: &[u32; 16], double_rounds: usize) -> [u32; 8] {
+    match backend {
+        Backend::Soft => soft::hchacha(state, double_rounds),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx => avx::hchacha(state, double_rounds),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512 => avx512::hchacha(state, double_rounds),
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            target_feature = "neon",
+            not(miri)
+        ))]
+        Backend::Neon => neon::hchacha(state, double_rounds),
+    }
+}
+
+/// Counter words of `N` consecutive blocks starting at `ctr`: word 12 is
+/// the low half; word 13 is the high half for the legacy layout (carry
+/// included) and the first nonce word otherwise.
+#[allow(dead_code)]
+#[inline(always)]
+pub(crate) fn lane_counters<const N: usize>(
+    ctr: u64,
+    legacy: bool,
+    word13: u32,
+) -> ([u32; N], [u32; N]) {
+    let mut lo = [0u32; N];
+    let mut hi = [word13; N];
+    for i in 0..N {
+        let c = ctr.wrapping_add(i as u64);
+        lo[i] = c as u32;
+        if legacy {
+            hi[i] = (c >> 32) as u32;
+        }
+    }
+    (lo, hi)
+}
+
+/// The eight quarter rounds of one double round over sixteen vectors (or
+/// words) `$x`, with the given add, xor and rotate-left-by-16/12/8/7 functions.
+#[allow(unused_macros)]
+macro_rules! double_round {
+    ($x:ident, $add:path, $xor:path, $r16:path, $r12:path, $r8:path, $r7:path) => {
+        $crate::backends::quarter4!(
+            $x, $add, $xor, $r16, $r12, $r8, $r7, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11,
+            15
+        );
+        $crate::backends::quarter4!(
+            $x, $add, $xor, $r16, $r12, $r8, $r7, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13, 3, 4, 9,
+            14
+        );
+    };
+}
+
+/// Four independent quarter rounds, interleaved step by step.
+#[allow(unused_macros)]
+macro_rules! quarter4 {
+    ($x:ident, $add:path, $xor:path, $r16:path, $r12:path, $r8:path, $r7:path,
+     $a0:literal, $b0:literal, $c0:literal, $d0:literal,
+     $a1:literal, $b1:literal, $c1:literal, $d1:literal,
+     $a2:literal, $b2:literal, $c2:literal, $d2:literal,
+     $a3:literal, $b3:literal, $c3:literal, $d3:literal) => {
+        $x[$a0] = $add($x[$a0], $x[$b0]);
+        $x[$a1] = $add($x[$a1], $x[$b1]);
+        $x[$a2] = $add($x[$a2], $x[$b2]);
+        $x[$a3] = $add($x[$a3], $x[$b3]);
+        $x[$d0] = $r16($xor($x[$d0], $x[$a0]));
+        $x[$d1] = $r16($xor($x[$d1], $x[$a1]));
+        $x[$d2] = $r16($xor($x[$d2], $x[$a2]));
+        $x[$d3] = $r16($xor($x[$d3], $x[$a3]));
+        $x[$c0] = $add($x[$c0], $x[$d0]);
+        $x[$c1] = $add($x[$c1], $x[$d1]);
+        $x[$c2] = $add($x[$c2], $x[$d2]);
+        $x[$c3] = $add($x[$c3], $x[$d3]);
+        $x[$b0] = $r12($xor($x[$b0], $x[$c0]));
+        $x[$b1] = $r12($xor($x[$b1], $x[$c1]));
+        $x[$b2] = $r12($xor($x[$b2], $x[$c2]));
+        $x[$b3] = $r12($xor($x[$b3], $x[$c3]));
+        $x[$a0] = $add($x[$a0], $x[$b0]);
+        $x[$a1] = $add($x[$a1], $x[$b1]);
+        $x[$a2] = $add($x[$a2], $x[$b2]);
+        $x[$a3] = $add($x[$a3], $x[$b3]);
+        $x[$d0] = $r8($xor($x[$d0], $x[$a0]));
+        $x[$d1] = $r8($xor($x[$d1], $x[$a1]));
+        $x[$d2] = $r8($xor($x[$d2], $x[$a2]));
+        $x[$d3] = $r8($xor($x[$d3], $x[$a3]));
+        $x[$c0] = $add($x[$c0], $x[$d0]);
+        $x[$c1] = $add($x[$c1], $x[$d1]);
+        $x[$c2] = $add($x[$c2], $x[$d2]);
+        $x[$c3] = $add($x[$c3], $x[$d3]);
+        $x[$b0] = $r7($xor($x[$b0], $x[$c0]));
+        $x[$b1] = $r7($xor($x[$b1], $x[$c1]));
+        $x[$b2] = $r7($xor($x[$b2], $x[$c2]));
+        $x[$b3] = $r7($xor($x[$b3], $x[$c3]));
+    };
+}
+
+#[allow(unused_imports)]
+pub(crate) use {double_round, quarter4};

@@ -1,0 +1,420 @@
+//! x86_64 AVX2 backend: 8 blocks per pass with the state transposed across
+//! the eight 32-bit lanes of sixteen ymm registers; a 4-block xmm pass and a
+//! 1-block row-layout xmm path for short inputs and tails.
+
+use core::arch::x86_64::*;
+
+use cipher::inout::InOutBuf;
+
+use super::{double_round, lane_counters};
+
+// ---------------------------------------------------------------- ymm ops
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn add8(a: __m256i, b: __m256i) -> __m256i {
+    _mm256_add_epi32(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn xor8(a: __m256i, b: __m256i) -> __m256i {
+    _mm256_xor_si256(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r16_8(a: __m256i) -> __m256i {
+    let m = _mm256_setr_epi8(
+        2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
+        14, 15, 12, 13,
+    );
+    _mm256_shuffle_epi8(a, m)
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r12_8(a: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<12>(a), _mm256_srli_epi32::<20>(a))
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r8_8(a: __m256i) -> __m256i {
+    let m = _mm256_setr_epi8(
+        3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
+        15, 12, 13, 14,
+    );
+    _mm256_shuffle_epi8(a, m)
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r7_8(a: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<7>(a), _mm256_srli_epi32::<25>(a))
+}
+
+// ---------------------------------------------------------------- xmm ops
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn add4(a: __m128i, b: __m128i) -> __m128i {
+    _mm_add_epi32(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn xor4(a: __m128i, b: __m128i) -> __m128i {
+    _mm_xor_si128(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r16_4(a: __m128i) -> __m128i {
+    _mm_shuffle_epi8(
+        a,
+        _mm_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13),
+    )
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r12_4(a: __m128i) -> __m128i {
+    _mm_or_si128(_mm_slli_epi32::<12>(a), _mm_srli_epi32::<20>(a))
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r8_4(a: __m128i) -> __m128i {
+    _mm_shuffle_epi8(
+        a,
+        _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14),
+    )
+}
+#[inline]
+#[target_feature(enable = "avx2")]
+fn r7_4(a: __m128i) -> __m128i {
+    _mm_or_si128(_mm_slli_epi32::<7>(a), _mm_srli_epi32::<25>(a))
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// 4x4 transpose of 32-bit words inside each 128-bit lane.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn transpose8(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> [__m256i; 4] {
+    let t0 = _mm256_unpacklo_epi32(a, b);
+    let t1 = _mm256_unpackhi_epi32(a, b);
+    let t2 = _mm256_unpacklo_epi32(c, d);
+    let t3 = _mm256_unpackhi_epi32(c, d);
+    [
+        _mm256_unpacklo_epi64(t0, t2),
+        _mm256_unpackhi_epi64(t0, t2),
+        _mm256_unpacklo_epi64(t1, t3),
+        _mm256_unpackhi_epi64(t1, t3),
+    ]
+}
+
+/// 4x4 transpose of 32-bit words.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn transpose4(a: __m128i, b: __m128i, c: __m128i, d: __m128i) -> [__m128i; 4] {
+    let t0 = _mm_unpacklo_epi32(a, b);
+    let t1 = _mm_unpackhi_epi32(a, b);
+    let t2 = _mm_unpacklo_epi32(c, d);
+    let t3 = _mm_unpackhi_epi32(c, d);
+    [
+        _mm_unpacklo_epi64(t0, t2),
+        _mm_unpackhi_epi64(t0, t2),
+        _mm_unpacklo_epi64(t1, t3),
+        _mm_unpackhi_epi64(t1, t3),
+    ]
+}
+
+/// `out[off..off + 32] = inp[off..off + 32] ^ ks`.
+///
+/// # Safety
+/// `inp` and `out` must be valid for 32 bytes at `off`; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn xor_store256(inp: *const u8, out: *mut u8, off: usize, ks: __m256i) {
+    // SAFETY: the caller guarantees 32 readable/writable bytes at `off`;
+    // unaligned loads and stores.
+    unsafe {
+        let d = _mm256_loadu_si256(inp.add(off).cast());
+        _mm256_storeu_si256(out.add(off).cast(), _mm256_xor_si256(d, ks));
+    }
+}
+
+/// `out[off..off + 16] = inp[off..off + 16] ^ ks`.
+///
+/// # Safety
+/// `inp` and `out` must be valid for 16 bytes at `off`; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn xor_store128(inp: *const u8, out: *mut u8, off: usize, ks: __m128i) {
+    // SAFETY: the caller guarantees 16 readable/writable bytes at `off`;
+    // unaligned loads and stores.
+    unsafe {
+        let d = _mm_loadu_si128(inp.add(off).cast());
+        _mm_storeu_si128(out.add(off).cast(), _mm_xor_si128(d, ks));
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn splat8(s: &[u32; 16], lo: &[u32; 8], hi: &[u32; 8]) -> [__m256i; 16] {
+    let mut v = [_mm256_setzero_si256(); 16];
+    for i in 0..16 {
+        v[i] = _mm256_set1_epi32(s[i] as i32);
+    }
+    v[12] = _mm256_setr_epi32(
+        lo[0] as i32,
+        lo[1] as i32,
+        lo[2] as i32,
+        lo[3] as i32,
+        lo[4] as i32,
+        lo[5] as i32,
+        lo[6] as i32,
+        lo[7] as i32,
+    );
+    v[13] = _mm256_setr_epi32(
+        hi[0] as i32,
+        hi[1] as i32,
+        hi[2] as i32,
+        hi[3] as i32,
+        hi[4] as i32,
+        hi[5] as i32,
+        hi[6] as i32,
+        hi[7] as i32,
+    );
+    v
+}
+
+// ---------------------------------------------------------------- passes
+
+/// Up to 8 blocks (`n` in 1..=8) with counters `ctr..ctr + n`.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn pass8(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
+    let v = splat8(s, &lo, &hi);
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add8, xor8, r16_8, r12_8, r8_8, r7_8);
+    }
+    for i in 0..16 {
+        x[i] = add8(x[i], v[i]);
+    }
+    let g0 = transpose8(x[0], x[1], x[2], x[3]);
+    let g1 = transpose8(x[4], x[5], x[6], x[7]);
+    let g2 = transpose8(x[8], x[9], x[10], x[11]);
+    let g3 = transpose8(x[12], x[13], x[14], x[15]);
+    for k in 0..4 {
+        if k < n {
+            let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
+            let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
+            // SAFETY: block k < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(inp, out, 64 * k, a);
+                xor_store256(inp, out, 64 * k + 32, b);
+            }
+        }
+        if k + 4 < n {
+            let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
+            let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
+            // SAFETY: block k + 4 < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(inp, out, 64 * (k + 4), a);
+                xor_store256(inp, out, 64 * (k + 4) + 32, b);
+            }
+        }
+    }
+}
+
+/// Up to 4 blocks (`n` in 1..=4), transposed across xmm lanes.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn pass4(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    let mut v = [_mm_setzero_si128(); 16];
+    for i in 0..16 {
+        v[i] = _mm_set1_epi32(s[i] as i32);
+    }
+    v[12] = _mm_setr_epi32(lo[0] as i32, lo[1] as i32, lo[2] as i32, lo[3] as i32);
+    v[13] = _mm_setr_epi32(hi[0] as i32, hi[1] as i32, hi[2] as i32, hi[3] as i32);
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add4, xor4, r16_4, r12_4, r8_4, r7_4);
+    }
+    for i in 0..16 {
+        x[i] = add4(x[i], v[i]);
+    }
+    let g0 = transpose4(x[0], x[1], x[2], x[3]);
+    let g1 = transpose4(x[4], x[5], x[6], x[7]);
+    let g2 = transpose4(x[8], x[9], x[10], x[11]);
+    let g3 = transpose4(x[12], x[13], x[14], x[15]);
+    for k in 0..n {
+        // SAFETY: block k < n lies inside the caller's 64 * n bytes.
+        unsafe {
+            xor_store128(inp, out, 64 * k, g0[k]);
+            xor_store128(inp, out, 64 * k + 16, g1[k]);
+            xor_store128(inp, out, 64 * k + 32, g2[k]);
+            xor_store128(inp, out, 64 * k + 48, g3[k]);
+        }
+    }
+}
+
+/// Rows of one block: the column round, then the diagonal round with the
+/// rows rotated into place and back.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rows_rounds(
+    mut a: __m128i,
+    mut b: __m128i,
+    mut c: __m128i,
+    mut d: __m128i,
+    dr: usize,
+) -> [__m128i; 4] {
+    for _ in 0..dr {
+        a = add4(a, b);
+        d = r16_4(xor4(d, a));
+        c = add4(c, d);
+        b = r12_4(xor4(b, c));
+        a = add4(a, b);
+        d = r8_4(xor4(d, a));
+        c = add4(c, d);
+        b = r7_4(xor4(b, c));
+        b = _mm_shuffle_epi32::<0x39>(b);
+        c = _mm_shuffle_epi32::<0x4e>(c);
+        d = _mm_shuffle_epi32::<0x93>(d);
+        a = add4(a, b);
+        d = r16_4(xor4(d, a));
+        c = add4(c, d);
+        b = r12_4(xor4(b, c));
+        a = add4(a, b);
+        d = r8_4(xor4(d, a));
+        c = add4(c, d);
+        b = r7_4(xor4(b, c));
+        b = _mm_shuffle_epi32::<0x93>(b);
+        c = _mm_shuffle_epi32::<0x4e>(c);
+        d = _mm_shuffle_epi32::<0x39>(d);
+    }
+    [a, b, c, d]
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn row(s: &[u32], i: usize) -> __m128i {
+    _mm_setr_epi32(
+        s[i] as i32,
+        s[i + 1] as i32,
+        s[i + 2] as i32,
+        s[i + 3] as i32,
+    )
+}
+
+/// One block in row layout.
+///
+/// # Safety
+/// `inp` and `out` valid for 64 bytes; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn block1(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+) {
+    let mut st = *s;
+    st[12] = ctr as u32;
+    if legacy {
+        st[13] = (ctr >> 32) as u32;
+    }
+    let v = [row(&st, 0), row(&st, 4), row(&st, 8), row(&st, 12)];
+    let x = rows_rounds(v[0], v[1], v[2], v[3], dr);
+    for i in 0..4 {
+        // SAFETY: 64 bytes valid per the caller.
+        unsafe { xor_store128(inp, out, 16 * i, add4(x[i], v[i])) };
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
+    let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
+    let w = |v: __m128i| {
+        [
+            _mm_cvtsi128_si32(v) as u32,
+            _mm_extract_epi32::<1>(v) as u32,
+            _mm_extract_epi32::<2>(v) as u32,
+            _mm_extract_epi32::<3>(v) as u32,
+        ]
+    };
+    let (a, d) = (w(x[0]), w(x[3]));
+    [a[0], a[1], a[2], a[3], d[0], d[1], d[2], d[3]]
+}
+
+#[target_feature(enable = "avx2")]
+fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
+    let n = buf.len() / 64;
+    let (inp, out) = buf.into_raw();
+    let mut i = 0;
+    while n - i >= 8 {
+        // SAFETY: blocks i..i + 8 lie inside the buffer of n blocks.
+        unsafe {
+            pass8(
+                s,
+                ctr.wrapping_add(i as u64),
+                legacy,
+                dr,
+                inp.add(64 * i),
+                out.add(64 * i),
+                8,
+            )
+        };
+        i += 8;
+    }
+    let r = n - i;
+    let c = ctr.wrapping_add(i as u64);
+    if r > 4 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r > 1 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r == 1 {
+        // SAFETY: block i lies inside the buffer.
+        unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
+    }
+}
+
+pub(crate) fn xor_blocks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+) {
+    // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
+    unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+}
+
+pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
+    // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
+    unsafe { hchacha_inner(s, dr) }
+}

@@ -1,0 +1,462 @@
+//! x86_64 AVX-512F/VL backend: 16 blocks per pass with the state
+//! transposed across the sixteen 32-bit lanes of zmm registers and `vprold`
+//! rotations; short inputs and tails use 8- and 4-block ymm/xmm passes and a
+//! 1-block row-layout path, also with `vprold`.
+
+use core::arch::x86_64::*;
+
+use cipher::inout::InOutBuf;
+
+use super::avx::{transpose4, transpose8, xor_store128, xor_store256};
+use super::{double_round, lane_counters};
+
+// ---------------------------------------------------------------- zmm ops
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn add16(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_add_epi32(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn xor16(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_xor_si512(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn r16_16(a: __m512i) -> __m512i {
+    _mm512_rol_epi32::<16>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn r12_16(a: __m512i) -> __m512i {
+    _mm512_rol_epi32::<12>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn r8_16(a: __m512i) -> __m512i {
+    _mm512_rol_epi32::<8>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn r7_16(a: __m512i) -> __m512i {
+    _mm512_rol_epi32::<7>(a)
+}
+
+// ---------------------------------------------------------------- ymm ops
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn add8(a: __m256i, b: __m256i) -> __m256i {
+    _mm256_add_epi32(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor8(a: __m256i, b: __m256i) -> __m256i {
+    _mm256_xor_si256(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r16_8(a: __m256i) -> __m256i {
+    _mm256_rol_epi32::<16>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r12_8(a: __m256i) -> __m256i {
+    _mm256_rol_epi32::<12>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r8_8(a: __m256i) -> __m256i {
+    _mm256_rol_epi32::<8>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r7_8(a: __m256i) -> __m256i {
+    _mm256_rol_epi32::<7>(a)
+}
+
+// ---------------------------------------------------------------- xmm ops
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn add4(a: __m128i, b: __m128i) -> __m128i {
+    _mm_add_epi32(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor4(a: __m128i, b: __m128i) -> __m128i {
+    _mm_xor_si128(a, b)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r16_4(a: __m128i) -> __m128i {
+    _mm_rol_epi32::<16>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r12_4(a: __m128i) -> __m128i {
+    _mm_rol_epi32::<12>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r8_4(a: __m128i) -> __m128i {
+    _mm_rol_epi32::<8>(a)
+}
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn r7_4(a: __m128i) -> __m128i {
+    _mm_rol_epi32::<7>(a)
+}
+
+// ---------------------------------------------------------------- helpers
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn transpose16(a: __m512i, b: __m512i, c: __m512i, d: __m512i) -> [__m512i; 4] {
+    let t0 = _mm512_unpacklo_epi32(a, b);
+    let t1 = _mm512_unpackhi_epi32(a, b);
+    let t2 = _mm512_unpacklo_epi32(c, d);
+    let t3 = _mm512_unpackhi_epi32(c, d);
+    [
+        _mm512_unpacklo_epi64(t0, t2),
+        _mm512_unpackhi_epi64(t0, t2),
+        _mm512_unpacklo_epi64(t1, t3),
+        _mm512_unpackhi_epi64(t1, t3),
+    ]
+}
+
+/// `out[off..off + 64] = inp[off..off + 64] ^ ks`.
+///
+/// # Safety
+/// `inp` and `out` valid for 64 bytes at `off`; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn xor_store512(inp: *const u8, out: *mut u8, off: usize, ks: __m512i) {
+    // SAFETY: the caller guarantees 64 readable/writable bytes at `off`;
+    // unaligned loads and stores.
+    unsafe {
+        let d = _mm512_loadu_si512(inp.add(off).cast());
+        _mm512_storeu_si512(out.add(off).cast(), _mm512_xor_si512(d, ks));
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load16(w: &[u32; 16]) -> __m512i {
+    _mm512_setr_epi32(
+        w[0] as i32,
+        w[1] as i32,
+        w[2] as i32,
+        w[3] as i32,
+        w[4] as i32,
+        w[5] as i32,
+        w[6] as i32,
+        w[7] as i32,
+        w[8] as i32,
+        w[9] as i32,
+        w[10] as i32,
+        w[11] as i32,
+        w[12] as i32,
+        w[13] as i32,
+        w[14] as i32,
+        w[15] as i32,
+    )
+}
+
+// ---------------------------------------------------------------- passes
+
+/// Up to 16 blocks (`n` in 1..=16).
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn pass16(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<16>(ctr, legacy, s[13]);
+    let mut v = [_mm512_setzero_si512(); 16];
+    for i in 0..16 {
+        v[i] = _mm512_set1_epi32(s[i] as i32);
+    }
+    v[12] = load16(&lo);
+    v[13] = load16(&hi);
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
+    }
+    for i in 0..16 {
+        x[i] = add16(x[i], v[i]);
+    }
+    let g0 = transpose16(x[0], x[1], x[2], x[3]);
+    let g1 = transpose16(x[4], x[5], x[6], x[7]);
+    let g2 = transpose16(x[8], x[9], x[10], x[11]);
+    let g3 = transpose16(x[12], x[13], x[14], x[15]);
+    for k in 0..4 {
+        // 128-bit chunk j of g*[k] belongs to block 4 * j + k.
+        let t0 = _mm512_shuffle_i32x4::<0x44>(g0[k], g1[k]);
+        let t1 = _mm512_shuffle_i32x4::<0x44>(g2[k], g3[k]);
+        let t2 = _mm512_shuffle_i32x4::<0xee>(g0[k], g1[k]);
+        let t3 = _mm512_shuffle_i32x4::<0xee>(g2[k], g3[k]);
+        let blocks = [
+            _mm512_shuffle_i32x4::<0x88>(t0, t1),
+            _mm512_shuffle_i32x4::<0xdd>(t0, t1),
+            _mm512_shuffle_i32x4::<0x88>(t2, t3),
+            _mm512_shuffle_i32x4::<0xdd>(t2, t3),
+        ];
+        for (j, b) in blocks.into_iter().enumerate() {
+            let blk = 4 * j + k;
+            if blk < n {
+                // SAFETY: block `blk` < n lies inside the caller's 64 * n bytes.
+                unsafe { xor_store512(inp, out, 64 * blk, b) };
+            }
+        }
+    }
+}
+
+/// Up to 8 blocks (`n` in 1..=8) in ymm registers.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn pass8(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
+    let mut v = [_mm256_setzero_si256(); 16];
+    for i in 0..16 {
+        v[i] = _mm256_set1_epi32(s[i] as i32);
+    }
+    v[12] = _mm512_castsi512_si256(load16(&[
+        lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7], 0, 0, 0, 0, 0, 0, 0, 0,
+    ]));
+    v[13] = _mm512_castsi512_si256(load16(&[
+        hi[0], hi[1], hi[2], hi[3], hi[4], hi[5], hi[6], hi[7], 0, 0, 0, 0, 0, 0, 0, 0,
+    ]));
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add8, xor8, r16_8, r12_8, r8_8, r7_8);
+    }
+    for i in 0..16 {
+        x[i] = add8(x[i], v[i]);
+    }
+    let g0 = transpose8(x[0], x[1], x[2], x[3]);
+    let g1 = transpose8(x[4], x[5], x[6], x[7]);
+    let g2 = transpose8(x[8], x[9], x[10], x[11]);
+    let g3 = transpose8(x[12], x[13], x[14], x[15]);
+    for k in 0..4 {
+        if k < n {
+            let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
+            let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
+            // SAFETY: block k < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(inp, out, 64 * k, a);
+                xor_store256(inp, out, 64 * k + 32, b);
+            }
+        }
+        if k + 4 < n {
+            let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
+            let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
+            // SAFETY: block k + 4 < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(inp, out, 64 * (k + 4), a);
+                xor_store256(inp, out, 64 * (k + 4) + 32, b);
+            }
+        }
+    }
+}
+
+/// Up to 4 blocks (`n` in 1..=4) in xmm registers.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn pass4(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    let mut v = [_mm_setzero_si128(); 16];
+    for i in 0..16 {
+        v[i] = _mm_set1_epi32(s[i] as i32);
+    }
+    v[12] = _mm_setr_epi32(lo[0] as i32, lo[1] as i32, lo[2] as i32, lo[3] as i32);
+    v[13] = _mm_setr_epi32(hi[0] as i32, hi[1] as i32, hi[2] as i32, hi[3] as i32);
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add4, xor4, r16_4, r12_4, r8_4, r7_4);
+    }
+    for i in 0..16 {
+        x[i] = add4(x[i], v[i]);
+    }
+    let g0 = transpose4(x[0], x[1], x[2], x[3]);
+    let g1 = transpose4(x[4], x[5], x[6], x[7]);
+    let g2 = transpose4(x[8], x[9], x[10], x[11]);
+    let g3 = transpose4(x[12], x[13], x[14], x[15]);
+    for k in 0..n {
+        // SAFETY: block k < n lies inside the caller's 64 * n bytes.
+        unsafe {
+            xor_store128(inp, out, 64 * k, g0[k]);
+            xor_store128(inp, out, 64 * k + 16, g1[k]);
+            xor_store128(inp, out, 64 * k + 32, g2[k]);
+            xor_store128(inp, out, 64 * k + 48, g3[k]);
+        }
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn rows_rounds(
+    mut a: __m128i,
+    mut b: __m128i,
+    mut c: __m128i,
+    mut d: __m128i,
+    dr: usize,
+) -> [__m128i; 4] {
+    for _ in 0..dr {
+        a = add4(a, b);
+        d = r16_4(xor4(d, a));
+        c = add4(c, d);
+        b = r12_4(xor4(b, c));
+        a = add4(a, b);
+        d = r8_4(xor4(d, a));
+        c = add4(c, d);
+        b = r7_4(xor4(b, c));
+        b = _mm_shuffle_epi32::<0x39>(b);
+        c = _mm_shuffle_epi32::<0x4e>(c);
+        d = _mm_shuffle_epi32::<0x93>(d);
+        a = add4(a, b);
+        d = r16_4(xor4(d, a));
+        c = add4(c, d);
+        b = r12_4(xor4(b, c));
+        a = add4(a, b);
+        d = r8_4(xor4(d, a));
+        c = add4(c, d);
+        b = r7_4(xor4(b, c));
+        b = _mm_shuffle_epi32::<0x93>(b);
+        c = _mm_shuffle_epi32::<0x4e>(c);
+        d = _mm_shuffle_epi32::<0x39>(d);
+    }
+    [a, b, c, d]
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn row(s: &[u32], i: usize) -> __m128i {
+    _mm_setr_epi32(
+        s[i] as i32,
+        s[i + 1] as i32,
+        s[i + 2] as i32,
+        s[i + 3] as i32,
+    )
+}
+
+/// One block in row layout.
+///
+/// # Safety
+/// `inp` and `out` valid for 64 bytes; AVX-512F/VL available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn block1(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
+    let mut st = *s;
+    st[12] = ctr as u32;
+    if legacy {
+        st[13] = (ctr >> 32) as u32;
+    }
+    let v = [row(&st, 0), row(&st, 4), row(&st, 8), row(&st, 12)];
+    let x = rows_rounds(v[0], v[1], v[2], v[3], dr);
+    for i in 0..4 {
+        // SAFETY: 64 bytes valid per the caller.
+        unsafe { xor_store128(inp, out, 16 * i, add4(x[i], v[i])) };
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512vl")]
+fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
+    let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
+    let w = |v: __m128i| {
+        [
+            _mm_cvtsi128_si32(v) as u32,
+            _mm_extract_epi32::<1>(v) as u32,
+            _mm_extract_epi32::<2>(v) as u32,
+            _mm_extract_epi32::<3>(v) as u32,
+        ]
+    };
+    let (a, d) = (w(x[0]), w(x[3]));
+    [a[0], a[1], a[2], a[3], d[0], d[1], d[2], d[3]]
+}
+
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
+    let n = buf.len() / 64;
+    let (inp, out) = buf.into_raw();
+    let mut i = 0;
+    while n - i >= 16 {
+        // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
+        unsafe {
+            pass16(
+                s,
+                ctr.wrapping_add(i as u64),
+                legacy,
+                dr,
+                inp.add(64 * i),
+                out.add(64 * i),
+                16,
+            )
+        };
+        i += 16;
+    }
+    let r = n - i;
+    let c = ctr.wrapping_add(i as u64);
+    if r > 8 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass16(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r > 4 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r > 1 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r == 1 {
+        // SAFETY: block i lies inside the buffer.
+        unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
+    }
+}
+
+pub(crate) fn xor_blocks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+) {
+    // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid`
+    // confirmed AVX-512F and AVX-512VL.
+    unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+}
+
+pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
+    // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid`
+    // confirmed AVX-512F and AVX-512VL.
+    unsafe { hchacha_inner(s, dr) }
+}

@@ -1,0 +1,255 @@
+//! aarch64 NEON backend: 4 blocks per pass with the state transposed across
+//! the four 32-bit lanes of sixteen q registers, and a 1-block row-layout
+//! path (also used by HChaCha).
+
+use core::arch::aarch64::*;
+
+use cipher::inout::InOutBuf;
+
+use super::{double_round, lane_counters};
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn add(a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+    vaddq_u32(a, b)
+}
+#[inline]
+#[target_feature(enable = "neon")]
+fn xor(a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+    veorq_u32(a, b)
+}
+#[inline]
+#[target_feature(enable = "neon")]
+fn r16(a: uint32x4_t) -> uint32x4_t {
+    vreinterpretq_u32_u16(vrev32q_u16(vreinterpretq_u16_u32(a)))
+}
+#[inline]
+#[target_feature(enable = "neon")]
+fn r12(a: uint32x4_t) -> uint32x4_t {
+    vsriq_n_u32::<20>(vshlq_n_u32::<12>(a), a)
+}
+#[inline]
+#[target_feature(enable = "neon")]
+fn r8(a: uint32x4_t) -> uint32x4_t {
+    const IDX: [u8; 16] = [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14];
+    let idx = vcombine_u8(
+        vcreate_u8(u64::from_le_bytes([
+            IDX[0], IDX[1], IDX[2], IDX[3], IDX[4], IDX[5], IDX[6], IDX[7],
+        ])),
+        vcreate_u8(u64::from_le_bytes([
+            IDX[8], IDX[9], IDX[10], IDX[11], IDX[12], IDX[13], IDX[14], IDX[15],
+        ])),
+    );
+    vreinterpretq_u32_u8(vqtbl1q_u8(vreinterpretq_u8_u32(a), idx))
+}
+#[inline]
+#[target_feature(enable = "neon")]
+fn r7(a: uint32x4_t) -> uint32x4_t {
+    vsriq_n_u32::<25>(vshlq_n_u32::<7>(a), a)
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn vec4(w: [u32; 4]) -> uint32x4_t {
+    let lo = vcreate_u32(u64::from(w[0]) | (u64::from(w[1]) << 32));
+    let hi = vcreate_u32(u64::from(w[2]) | (u64::from(w[3]) << 32));
+    vcombine_u32(lo, hi)
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn transpose(a: uint32x4_t, b: uint32x4_t, c: uint32x4_t, d: uint32x4_t) -> [uint32x4_t; 4] {
+    let t0 = vreinterpretq_u64_u32(vtrn1q_u32(a, b));
+    let t1 = vreinterpretq_u64_u32(vtrn2q_u32(a, b));
+    let t2 = vreinterpretq_u64_u32(vtrn1q_u32(c, d));
+    let t3 = vreinterpretq_u64_u32(vtrn2q_u32(c, d));
+    [
+        vreinterpretq_u32_u64(vtrn1q_u64(t0, t2)),
+        vreinterpretq_u32_u64(vtrn1q_u64(t1, t3)),
+        vreinterpretq_u32_u64(vtrn2q_u64(t0, t2)),
+        vreinterpretq_u32_u64(vtrn2q_u64(t1, t3)),
+    ]
+}
+
+/// `out[off..off + 16] = inp[off..off + 16] ^ ks` (little-endian words).
+///
+/// # Safety
+/// `inp` and `out` valid for 16 bytes at `off`.
+#[inline]
+#[target_feature(enable = "neon")]
+unsafe fn xor_store(inp: *const u8, out: *mut u8, off: usize, ks: uint32x4_t) {
+    // SAFETY: the caller guarantees 16 readable/writable bytes at `off`;
+    // byte loads and stores have no alignment requirement.
+    unsafe {
+        let d = vld1q_u8(inp.add(off));
+        vst1q_u8(out.add(off), veorq_u8(d, vreinterpretq_u8_u32(ks)));
+    }
+}
+
+/// Up to 4 blocks (`n` in 1..=4).
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes.
+#[inline]
+#[target_feature(enable = "neon")]
+unsafe fn pass4(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    let mut v = [vdupq_n_u32(0); 16];
+    for i in 0..16 {
+        v[i] = vdupq_n_u32(s[i]);
+    }
+    v[12] = vec4(lo);
+    v[13] = vec4(hi);
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add, xor, r16, r12, r8, r7);
+    }
+    for i in 0..16 {
+        x[i] = add(x[i], v[i]);
+    }
+    let g0 = transpose(x[0], x[1], x[2], x[3]);
+    let g1 = transpose(x[4], x[5], x[6], x[7]);
+    let g2 = transpose(x[8], x[9], x[10], x[11]);
+    let g3 = transpose(x[12], x[13], x[14], x[15]);
+    for k in 0..n {
+        // SAFETY: block k < n lies inside the caller's 64 * n bytes.
+        unsafe {
+            xor_store(inp, out, 64 * k, g0[k]);
+            xor_store(inp, out, 64 * k + 16, g1[k]);
+            xor_store(inp, out, 64 * k + 32, g2[k]);
+            xor_store(inp, out, 64 * k + 48, g3[k]);
+        }
+    }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn rows_rounds(
+    mut a: uint32x4_t,
+    mut b: uint32x4_t,
+    mut c: uint32x4_t,
+    mut d: uint32x4_t,
+    dr: usize,
+) -> [uint32x4_t; 4] {
+    for _ in 0..dr {
+        a = add(a, b);
+        d = r16(xor(d, a));
+        c = add(c, d);
+        b = r12(xor(b, c));
+        a = add(a, b);
+        d = r8(xor(d, a));
+        c = add(c, d);
+        b = r7(xor(b, c));
+        b = vextq_u32::<1>(b, b);
+        c = vextq_u32::<2>(c, c);
+        d = vextq_u32::<3>(d, d);
+        a = add(a, b);
+        d = r16(xor(d, a));
+        c = add(c, d);
+        b = r12(xor(b, c));
+        a = add(a, b);
+        d = r8(xor(d, a));
+        c = add(c, d);
+        b = r7(xor(b, c));
+        b = vextq_u32::<3>(b, b);
+        c = vextq_u32::<2>(c, c);
+        d = vextq_u32::<1>(d, d);
+    }
+    [a, b, c, d]
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn row(s: &[u32; 16], i: usize) -> uint32x4_t {
+    vec4([s[i], s[i + 1], s[i + 2], s[i + 3]])
+}
+
+/// One block in row layout.
+///
+/// # Safety
+/// `inp` and `out` valid for 64 bytes.
+#[inline]
+#[target_feature(enable = "neon")]
+unsafe fn block1(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
+    let mut st = *s;
+    st[12] = ctr as u32;
+    if legacy {
+        st[13] = (ctr >> 32) as u32;
+    }
+    let v = [row(&st, 0), row(&st, 4), row(&st, 8), row(&st, 12)];
+    let x = rows_rounds(v[0], v[1], v[2], v[3], dr);
+    for i in 0..4 {
+        // SAFETY: 64 bytes valid per the caller.
+        unsafe { xor_store(inp, out, 16 * i, add(x[i], v[i])) };
+    }
+}
+
+#[target_feature(enable = "neon")]
+fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
+    let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
+    [
+        vgetq_lane_u32::<0>(x[0]),
+        vgetq_lane_u32::<1>(x[0]),
+        vgetq_lane_u32::<2>(x[0]),
+        vgetq_lane_u32::<3>(x[0]),
+        vgetq_lane_u32::<0>(x[3]),
+        vgetq_lane_u32::<1>(x[3]),
+        vgetq_lane_u32::<2>(x[3]),
+        vgetq_lane_u32::<3>(x[3]),
+    ]
+}
+
+#[target_feature(enable = "neon")]
+fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
+    let n = buf.len() / 64;
+    let (inp, out) = buf.into_raw();
+    let mut i = 0;
+    while n - i >= 4 {
+        // SAFETY: blocks i..i + 4 lie inside the buffer of n blocks.
+        unsafe {
+            pass4(
+                s,
+                ctr.wrapping_add(i as u64),
+                legacy,
+                dr,
+                inp.add(64 * i),
+                out.add(64 * i),
+                4,
+            )
+        };
+        i += 4;
+    }
+    let r = n - i;
+    let c = ctr.wrapping_add(i as u64);
+    if r > 1 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r == 1 {
+        // SAFETY: block i lies inside the buffer.
+        unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
+    }
+}
+
+pub(crate) fn xor_blocks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+) {
+    // SAFETY: NEON is part of the aarch64 baseline this module is compiled for.
+    unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+}
+
+pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
+    // SAFETY: NEON is part of the aarch64 baseline this module is compiled for.
+    unsafe { hchacha_inner(s, dr) }
+}
