@@ -40,15 +40,12 @@ pub(crate) static SBOX: [u8; 256] = [
 
 /// `tbl` indices rotating every 32-bit lane left by 8 bits.
 static ROL8: [u8; 16] = [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14];
-/// `tbl` indices rotating every 32-bit lane left by 24 bits.
-static ROL24: [u8; 16] = [1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12];
 
 /// Values kept in registers for a whole call.
 struct Consts {
     /// The S-box as four 64-byte quarters.
     sbox: [uint8x16x4_t; 4],
     rol8: uint8x16_t,
-    rol24: uint8x16_t,
     c64: uint8x16_t,
     c128: uint8x16_t,
 }
@@ -70,11 +67,10 @@ impl Consts {
         };
         // SAFETY: 16-byte arrays read through `vld1q_u8`, which has no
         // alignment requirement.
-        let (rol8, rol24) = unsafe { (vld1q_u8(ROL8.as_ptr()), vld1q_u8(ROL24.as_ptr())) };
+        let rol8 = unsafe { vld1q_u8(ROL8.as_ptr()) };
         Self {
             sbox: [q(0), q(1), q(2), q(3)],
             rol8,
-            rol24,
             c64: vdupq_n_u8(64),
             c128: vdupq_n_u8(128),
         }
@@ -97,10 +93,11 @@ fn tau_l(c: &Consts, x: uint32x4_t) -> uint32x4_t {
     let hi = vqtbx4q_u8(vqtbl4q_u8(c.sbox[2], x2), c.sbox[3], x3);
     let b = vorrq_u8(lo, hi);
     // L(B) = B ^ (B <<< 2) ^ (B <<< 10) ^ (B <<< 18) ^ (B <<< 24)
-    //      = B ^ (B <<< 24) ^ ((B ^ (B <<< 8) ^ (B <<< 16)) <<< 2)
+    //      = B ^ (B <<< 24) ^ ((B ^ (B <<< 8) ^ (B <<< 16)) <<< 2),
+    // with B <<< 24 = (B <<< 16) <<< 8 so that one shuffle constant serves.
     let r8 = vqtbl1q_u8(b, c.rol8);
     let r16 = vreinterpretq_u8_u16(vrev32q_u16(vreinterpretq_u16_u8(b)));
-    let r24 = vqtbl1q_u8(b, c.rol24);
+    let r24 = vqtbl1q_u8(r16, c.rol8);
     let t = vreinterpretq_u32_u8(veorq_u8(veorq_u8(b, r8), r16));
     let t = vsliq_n_u32::<2>(vshrq_n_u32::<30>(t), t);
     veorq_u32(vreinterpretq_u32_u8(veorq_u8(b, r24)), t)
