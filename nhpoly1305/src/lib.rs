@@ -86,6 +86,47 @@ fn nh_on(key: &[u8; NH_KEY_SIZE], message: &[u8], b: Backend) -> Result<[u8; 32]
     Ok(out)
 }
 
+/// NH with a prepared key, for benchmarks (hidden): the key conversion is
+/// done once.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Nh {
+    key: NhKey,
+}
+
+impl Nh {
+    /// The key on backend `b`, or `None` if this CPU lacks it.
+    pub fn with_backend(key: &[u8; NH_KEY_SIZE], b: Backend) -> Option<Self> {
+        b.is_available().then(|| Nh {
+            key: NhKey::new(key, b),
+        })
+    }
+
+    /// The NH value of each unit of `msg` (a multiple of 16 bytes, split
+    /// into 1024-byte units), all added together.
+    pub fn hash_units(&self, msg: &[u8]) -> [u64; 4] {
+        let mut sums = [0u64; 4];
+        for unit in msg.chunks(NH_UNIT) {
+            let unit = &unit[..unit.len() - unit.len() % NH_STRIDE];
+            self.key.accumulate(0, unit, &mut sums);
+        }
+        sums
+    }
+}
+
+impl fmt::Debug for Nh {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Nh { .. }")
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl Drop for Nh {
+    fn drop(&mut self) {
+        self.key.wipe();
+    }
+}
+
 /// Poly1305 as Adiantum and HPolyC use it: key `r` (16 bytes, clamped
 /// here), standard block padding (each full 16-byte block gets 2^128 added;
 /// a final partial block gets a 0x01 byte appended, then zeros, and no
@@ -279,6 +320,14 @@ impl NhPoly1305 {
     /// The 16-byte hash.
     pub fn finalize(mut self) -> [u8; 16] {
         self.finish()
+    }
+
+    /// The 16-byte hash; then start over with an empty message, same key
+    /// (no copy of the key, unlike `UniversalHash::finalize_reset`).
+    pub fn finalize_reset(&mut self) -> [u8; 16] {
+        let out = self.finish();
+        self.reset();
+        out
     }
 
     fn finish(&mut self) -> [u8; 16] {

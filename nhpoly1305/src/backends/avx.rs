@@ -1,7 +1,7 @@
 //! x86_64 AVX2 NH: two 16-byte strides per register, the SSE2 scheme
 //! (see `sse2.rs`) twice as wide.
 
-use super::{NH_KEY_WORDS, NH_STRIDE, NH_UNIT};
+use super::{NH_KEY_WORDS, NH_STRIDE};
 use crate::poly1305::PolyCore;
 use core::arch::x86_64::*;
 
@@ -59,11 +59,11 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "avx2")]
 fn units_avx2(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    for unit in msg.chunks_exact(NH_UNIT) {
+    super::pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
-        poly.nh_value(&sums);
-    }
+        sums
+    });
 }
 
 /// Add the NH sums of `msg` starting at stride `stride` into `sums`.

@@ -4,7 +4,7 @@
 //! is shared by the four passes. A final 1..3 strides use masked loads and a
 //! masked accumulate.
 
-use super::{NH_KEY_WORDS, NH_STRIDE, NH_UNIT};
+use super::{NH_KEY_WORDS, NH_STRIDE};
 use crate::poly1305::PolyCore;
 use core::arch::x86_64::*;
 
@@ -57,11 +57,11 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "avx512f")]
 fn units_avx512(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    for unit in msg.chunks_exact(NH_UNIT) {
+    super::pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
-        poly.nh_value(&sums);
-    }
+        sums
+    });
 }
 
 /// Add the NH sums of `msg` starting at stride `stride` into `sums`.

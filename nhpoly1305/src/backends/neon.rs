@@ -4,7 +4,7 @@
 //! four strides is four adds and four `umlal`/`umlal2` (32x32->64
 //! multiply-accumulate), with no per-pass shuffle.
 
-use super::{NH_KEY_WORDS, NH_STRIDE, NH_UNIT};
+use super::{NH_KEY_WORDS, NH_STRIDE};
 use crate::poly1305::PolyCore;
 use core::arch::aarch64::*;
 
@@ -88,11 +88,11 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "neon")]
 fn units_neon(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    for unit in msg.chunks_exact(NH_UNIT) {
+    super::pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
-        poly.nh_value(&sums);
-    }
+        sums
+    });
 }
 
 /// Add the NH sums of `msg` starting at stride `stride` into `sums`.
