@@ -99,6 +99,18 @@ unsafe fn round<V: Lane, const HI: bool>(
     }
 }
 
+/// `W[j]` of the message expansion, for `j` in `16..68` (else nothing).
+#[inline(always)]
+unsafe fn expand<V: Lane>(w: &mut [V; 68], j: usize) {
+    if (16..68).contains(&j) {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe {
+            w[j] =
+                p1(w[j - 16].xor3(w[j - 9], rol!(w[j - 3], 15))).xor3(rol!(w[j - 13], 7), w[j - 6]);
+        }
+    }
+}
+
 /// Compress one block per lane into the transposed `state`.
 #[inline(always)]
 unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64]; MAX]) {
@@ -108,16 +120,10 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
         w[..16].copy_from_slice(&V::load_blocks(blocks));
         let s = state.map(|row| V::load(&row));
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
-        let expand = |w: &mut [V; 68], j: usize| {
-            if j >= 16 && j < 68 {
-                w[j] = p1(w[j - 16].xor3(w[j - 9], rol!(w[j - 3], 15)))
-                    .xor3(rol!(w[j - 13], 7), w[j - 6]);
-            }
-        };
         macro_rules! r4 {
             ($hi:literal, $j:expr) => {
                 let j = $j;
-                expand(&mut w, j + 4);
+                expand::<V>(&mut w, j + 4);
                 round::<V, $hi>(
                     a,
                     &mut b,
@@ -131,7 +137,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
                     w[j + 4],
                     T[j],
                 );
-                expand(&mut w, j + 5);
+                expand::<V>(&mut w, j + 5);
                 round::<V, $hi>(
                     d,
                     &mut a,
@@ -145,7 +151,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
                     w[j + 5],
                     T[j + 1],
                 );
-                expand(&mut w, j + 6);
+                expand::<V>(&mut w, j + 6);
                 round::<V, $hi>(
                     c,
                     &mut d,
@@ -159,7 +165,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
                     w[j + 6],
                     T[j + 2],
                 );
-                expand(&mut w, j + 7);
+                expand::<V>(&mut w, j + 7);
                 round::<V, $hi>(
                     b,
                     &mut c,
@@ -293,18 +299,18 @@ pub(crate) unsafe fn digest_many<V: Lane>(single: Backend, msgs: &[&[u8]], out: 
     loop {
         let mut busy = 0;
         for (lane, slot) in jobs.iter_mut().enumerate().take(V::N) {
-            if slot.is_none() {
-                if let Some((index, msg)) = queue.next() {
-                    *slot = Some(Job {
-                        msg,
-                        index,
-                        next: 0,
-                        full: msg.len() / 64,
-                        tail: Tail::new(msg),
-                    });
-                    for (row, iv) in state.iter_mut().zip(IV) {
-                        row[lane] = iv;
-                    }
+            if slot.is_none()
+                && let Some((index, msg)) = queue.next()
+            {
+                *slot = Some(Job {
+                    msg,
+                    index,
+                    next: 0,
+                    full: msg.len() / 64,
+                    tail: Tail::new(msg),
+                });
+                for (row, iv) in state.iter_mut().zip(IV) {
+                    row[lane] = iv;
                 }
             }
             busy += usize::from(slot.is_some());

@@ -5,8 +5,35 @@
 
 use super::Backend;
 use super::lanes::{self, Lane, MAX};
-use super::soft::{T, round};
+use super::soft::four_rounds;
 use core::arch::aarch64::*;
+use core::arch::asm;
+
+/// An optimization barrier on one value: keeps the compiler from
+/// re-associating `rol12(A) + T_j + E` (see `soft::round`).
+#[inline(always)]
+fn hide(mut x: u32) -> u32 {
+    // SAFETY: an empty `asm!` that only claims to change `x` in a register.
+    unsafe { asm!("/* {0:w} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags)) };
+    x
+}
+
+/// An optimization barrier on memory: the expanded words are stored by the
+/// vector code and loaded by the scalar rounds (operands of `add`), instead
+/// of the compiler forwarding each word with a vector-to-scalar extract.
+#[inline(always)]
+fn barrier(w: &mut [u32; 68], wp: &mut [u32; 64]) {
+    // SAFETY: an empty `asm!`; it only makes the compiler assume the two
+    // arrays may have been read or written.
+    unsafe {
+        asm!(
+            "/* {0} {1} */",
+            in(reg) w.as_mut_ptr(),
+            in(reg) wp.as_mut_ptr(),
+            options(nostack, preserves_flags)
+        )
+    };
+}
 
 /// Compress `blocks` into `state`.
 #[inline]
@@ -88,48 +115,8 @@ fn compress_neon(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
                     store4(&mut wp[j + 12..], veorq_u32(x3, x4));
                     (x0, x1, x2, x3) = (x1, x2, x3, x4);
                 }
-                round::<$hi>(
-                    a, &mut b, c, &mut d, e, &mut f, g, &mut h, w[j], wp[j], T[j],
-                );
-                round::<$hi>(
-                    d,
-                    &mut a,
-                    b,
-                    &mut c,
-                    h,
-                    &mut e,
-                    f,
-                    &mut g,
-                    w[j + 1],
-                    wp[j + 1],
-                    T[j + 1],
-                );
-                round::<$hi>(
-                    c,
-                    &mut d,
-                    a,
-                    &mut b,
-                    g,
-                    &mut h,
-                    e,
-                    &mut f,
-                    w[j + 2],
-                    wp[j + 2],
-                    T[j + 2],
-                );
-                round::<$hi>(
-                    b,
-                    &mut c,
-                    d,
-                    &mut a,
-                    f,
-                    &mut g,
-                    h,
-                    &mut e,
-                    w[j + 3],
-                    wp[j + 3],
-                    T[j + 3],
-                );
+                barrier(&mut w, &mut wp);
+                four_rounds!($hi, j, [a, b, c, d, e, f, g, h], w, wp, hide);
             };
         }
         r4!(false, 0);

@@ -46,7 +46,10 @@ pub(crate) fn p1(x: u32) -> u32 {
 /// `t` the rotated round constant. `HI` selects the functions of rounds
 /// 16..63. The expressions are ordered for short dependency chains: `T_j`
 /// is added to `rol12(A)` before `E` (which arrives later) and the
-/// majority takes `A` last.
+/// majority takes `A` last. `hide` may be an optimization barrier that
+/// keeps the compiler from re-associating `rol12(A) + T_j + E` into
+/// `(rol12(A) + E) + T_j` (constants last), which puts one more addition
+/// on the critical path; `soft` passes the identity.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn round<const HI: bool>(
@@ -61,9 +64,10 @@ pub(crate) fn round<const HI: bool>(
     w: u32,
     wp: u32,
     t: u32,
+    hide: impl Fn(u32) -> u32,
 ) {
     let a12 = a.rotate_left(12);
-    let ss1 = a12.wrapping_add(t).wrapping_add(e).rotate_left(7);
+    let ss1 = hide(a12.wrapping_add(t)).wrapping_add(e).rotate_left(7);
     let ss2 = ss1 ^ a12;
     let (ff, gg) = if HI {
         ((a & (*b | c)) | (*b & c), (e & *f) | (!e & g))
@@ -78,66 +82,47 @@ pub(crate) fn round<const HI: bool>(
     *h = p0(tt2);
 }
 
+/// Rounds `j..j + 4` (one full turn of the register renaming) on the
+/// variables `a..h`, with `W` from `$w[j..]`, `W'` from `$wp[j..]`.
+macro_rules! four_rounds {
+    ($hi:literal, $j:expr, $v:tt, $w:expr, $wp:expr, $hide:expr) => {
+        four_rounds!(@ $hi, $j, $v, $w, $wp, $hide)
+    };
+    (@ $hi:literal, $j:expr, [$a:ident, $b:ident, $c:ident, $d:ident,
+        $e:ident, $f:ident, $g:ident, $h:ident], $w:expr, $wp:expr, $hide:expr) => {{
+        use $crate::backends::soft::{T, round};
+        let j: usize = $j;
+        let (w, wp) = (&$w, &$wp);
+        round::<$hi>(
+            $a, &mut $b, $c, &mut $d, $e, &mut $f, $g, &mut $h,
+            w[j], wp[j], T[j], $hide,
+        );
+        round::<$hi>(
+            $d, &mut $a, $b, &mut $c, $h, &mut $e, $f, &mut $g,
+            w[j + 1], wp[j + 1], T[j + 1], $hide,
+        );
+        round::<$hi>(
+            $c, &mut $d, $a, &mut $b, $g, &mut $h, $e, &mut $f,
+            w[j + 2], wp[j + 2], T[j + 2], $hide,
+        );
+        round::<$hi>(
+            $b, &mut $c, $d, &mut $a, $f, &mut $g, $h, &mut $e,
+            w[j + 3], wp[j + 3], T[j + 3], $hide,
+        );
+    }};
+}
+pub(crate) use four_rounds;
+
 /// The 64 rounds over a fully expanded message (`w`: 68 words, `wp`: 64
 /// words), added into `state`.
 #[inline(always)]
 pub(crate) fn rounds(state: &mut [u32; 8], w: &[u32; 68], wp: &[u32; 64]) {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    macro_rules! r4 {
-        ($hi:literal, $j:expr) => {
-            let j = $j;
-            round::<$hi>(
-                a, &mut b, c, &mut d, e, &mut f, g, &mut h, w[j], wp[j], T[j],
-            );
-            round::<$hi>(
-                d,
-                &mut a,
-                b,
-                &mut c,
-                h,
-                &mut e,
-                f,
-                &mut g,
-                w[j + 1],
-                wp[j + 1],
-                T[j + 1],
-            );
-            round::<$hi>(
-                c,
-                &mut d,
-                a,
-                &mut b,
-                g,
-                &mut h,
-                e,
-                &mut f,
-                w[j + 2],
-                wp[j + 2],
-                T[j + 2],
-            );
-            round::<$hi>(
-                b,
-                &mut c,
-                d,
-                &mut a,
-                f,
-                &mut g,
-                h,
-                &mut e,
-                w[j + 3],
-                wp[j + 3],
-                T[j + 3],
-            );
-        };
+    for j in (0..16).step_by(4) {
+        four_rounds!(false, j, [a, b, c, d, e, f, g, h], w, wp, |x| x);
     }
-    r4!(false, 0);
-    r4!(false, 4);
-    r4!(false, 8);
-    r4!(false, 12);
-    let mut j = 16;
-    while j < 64 {
-        r4!(true, j);
-        j += 4;
+    for j in (16..64).step_by(4) {
+        four_rounds!(true, j, [a, b, c, d, e, f, g, h], w, wp, |x| x);
     }
     for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
         *s ^= v;
