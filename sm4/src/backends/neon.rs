@@ -3,7 +3,9 @@
 //! Four blocks share one set of four `uint32x4_t` registers: register `k`
 //! holds word `k` of each of the four blocks (a 4×4 word transpose after
 //! loading). Two such groups (eight blocks) run interleaved so that the
-//! table-lookup latency of one group overlaps the other.
+//! table-lookup latency of one group overlaps the other. A tail of one to
+//! seven blocks is padded to one pass of four or eight blocks; a single
+//! block (the chained modes) broadcasts its words to the lanes instead.
 //!
 //! The S-box is the 256-byte table held in sixteen vector registers and
 //! looked up with `tbl`/`tbx` over four 64-byte quarters (indices offset by
