@@ -121,16 +121,27 @@ fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
     _mm256_xor_si256(_mm256_xor_si256(x0, s), _mm256_xor_si256(r24, v))
 }
 
-/// `x0 ^ L(s)` on xmm.
+/// One single-block round: returns `a ^ L(S(t))` and the next round's
+/// S-box input `a ^ L(S(t)) ^ c ^ d ^ k`.
 #[inline]
-#[target_feature(enable = "avx2")]
-fn x0_l128(x0: __m128i, s: __m128i, sh: &[__m256i; 4]) -> __m128i {
+#[target_feature(enable = "avx2,aes")]
+fn round1(
+    a: __m128i,
+    t: __m128i,
+    c: __m128i,
+    d: __m128i,
+    k: __m128i,
+    sh: &[__m256i; 4],
+) -> (__m128i, __m128i) {
+    let p = _mm_xor_si128(_mm_xor_si128(c, d), k);
+    let s = sbox128(t);
     let r8 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[1]));
     let r16 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[2]));
     let r24 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[3]));
-    let u = _mm_xor_si128(_mm_xor_si128(s, r8), r16);
+    let u = _mm_xor_si128(s, _mm_xor_si128(r8, r16));
     let v = _mm_or_si128(_mm_slli_epi32::<2>(u), _mm_srli_epi32::<30>(u));
-    _mm_xor_si128(_mm_xor_si128(x0, s), _mm_xor_si128(r24, v))
+    let w = _mm_xor_si128(_mm_xor_si128(a, s), r24);
+    (_mm_xor_si128(w, v), _mm_xor_si128(_mm_xor_si128(w, p), v))
 }
 
 /// Four registers of two blocks each to four registers of one word each
@@ -148,6 +159,24 @@ fn transpose(z: [__m256i; 4]) -> [__m256i; 4] {
         _mm256_unpacklo_epi64(t1, t3),
         _mm256_unpackhi_epi64(t1, t3),
     ]
+}
+
+/// One round on `G` groups: `a ^= L(S(b ^ c ^ d ^ k))`.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+fn round<const G: usize>(
+    a: &mut [__m256i; G],
+    b: &[__m256i; G],
+    c: &[__m256i; G],
+    d: &[__m256i; G],
+    k: u32,
+    sh: &[__m256i; 4],
+) {
+    let k = _mm256_set1_epi32(k as i32);
+    for g in 0..G {
+        let t = _mm256_xor_si256(_mm256_xor_si256(b[g], c[g]), _mm256_xor_si256(d[g], k));
+        a[g] = x0_l(a[g], sbox256(t), sh);
+    }
 }
 
 /// Encrypt `G` groups of 8 blocks from `inp` to `out`.
@@ -169,13 +198,18 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         }
         *xg = transpose(z);
     }
-    for r in 0..32 {
-        let k = _mm256_set1_epi32(rk[r] as i32);
-        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
-        for xg in x.iter_mut() {
-            let t = _mm256_xor_si256(_mm256_xor_si256(xg[i1], xg[i2]), _mm256_xor_si256(xg[i3], k));
-            xg[i0] = x0_l(xg[i0], sbox256(t), &sh);
-        }
+    let [mut x0, mut x1, mut x2, mut x3] = [[_mm256_setzero_si256(); G]; 4];
+    for g in 0..G {
+        [x0[g], x1[g], x2[g], x3[g]] = x[g];
+    }
+    for r in (0..32).step_by(4) {
+        round(&mut x0, &x1, &x2, &x3, rk[r], &sh);
+        round(&mut x1, &x2, &x3, &x0, rk[r + 1], &sh);
+        round(&mut x2, &x3, &x0, &x1, rk[r + 2], &sh);
+        round(&mut x3, &x0, &x1, &x2, rk[r + 3], &sh);
+    }
+    for g in 0..G {
+        x[g] = [x0[g], x1[g], x2[g], x3[g]];
     }
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
@@ -198,18 +232,23 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let bswap = _mm256_castsi256_si128(sh[0]);
     // SAFETY: one readable block.
     let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
-    let mut x = [
+    let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
         _mm_shuffle_epi32::<0x55>(v),
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
-    ];
-    for r in 0..32 {
-        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
-        let k = _mm_set1_epi32(rk[r] as i32);
-        let t = _mm_xor_si128(x[i1], _mm_xor_si128(x[i2], _mm_xor_si128(x[i3], k)));
-        x[i0] = x0_l128(x[i0], sbox128(t), &sh);
+    );
+    let k = |r: usize| _mm_set1_epi32(rk[r] as i32);
+    // The S-box input of the next round is formed with `c ^ d ^ k'`
+    // computed off the critical path.
+    let mut t = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k(0)));
+    for r in (0..32).step_by(4) {
+        (x0, t) = round1(x0, t, x2, x3, k(r + 1), &sh);
+        (x1, t) = round1(x1, t, x3, x0, k((r + 2) % 32), &sh);
+        (x2, t) = round1(x2, t, x0, x1, k((r + 3) % 32), &sh);
+        (x3, t) = round1(x3, t, x1, x2, k((r + 4) % 32), &sh);
     }
+    let x = [x0, x1, x2, x3];
     let lo = _mm_unpacklo_epi32(x[3], x[2]);
     let hi = _mm_unpacklo_epi32(x[1], x[0]);
     let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);

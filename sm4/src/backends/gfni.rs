@@ -69,6 +69,30 @@ fn transpose(z: [__m512i; 4]) -> [__m512i; 4] {
     ]
 }
 
+/// One round on `G` groups: `a ^= L(S(b ^ c ^ d ^ k))`.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+fn round<const G: usize>(
+    a: &mut [__m512i; G],
+    b: &[__m512i; G],
+    c: &[__m512i; G],
+    d: &[__m512i; G],
+    k: u32,
+) {
+    let k = _mm512_set1_epi32(k as i32);
+    for g in 0..G {
+        let t = _mm512_xor_si512(_mm512_ternarylogic_epi32::<0x96>(b[g], c[g], d[g]), k);
+        let s = sbox512(t);
+        let u = _mm512_ternarylogic_epi32::<0x96>(a[g], s, _mm512_rol_epi32::<2>(s));
+        let v = _mm512_ternarylogic_epi32::<0x96>(
+            _mm512_rol_epi32::<10>(s),
+            _mm512_rol_epi32::<18>(s),
+            _mm512_rol_epi32::<24>(s),
+        );
+        a[g] = _mm512_xor_si512(u, v);
+    }
+}
+
 /// Encrypt `G` groups of 16 blocks from `inp` to `out`.
 ///
 /// # Safety
@@ -88,20 +112,18 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         }
         *xg = transpose(z);
     }
-    for r in 0..32 {
-        let k = _mm512_set1_epi32(rk[r] as i32);
-        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
-        for xg in x.iter_mut() {
-            let t = _mm512_xor_si512(_mm512_ternarylogic_epi32::<0x96>(xg[i1], xg[i2], xg[i3]), k);
-            let s = sbox512(t);
-            let a = _mm512_ternarylogic_epi32::<0x96>(xg[i0], s, _mm512_rol_epi32::<2>(s));
-            let b = _mm512_ternarylogic_epi32::<0x96>(
-                _mm512_rol_epi32::<10>(s),
-                _mm512_rol_epi32::<18>(s),
-                _mm512_rol_epi32::<24>(s),
-            );
-            xg[i0] = _mm512_xor_si512(a, b);
-        }
+    let [mut x0, mut x1, mut x2, mut x3] = [[_mm512_setzero_si512(); G]; 4];
+    for g in 0..G {
+        [x0[g], x1[g], x2[g], x3[g]] = x[g];
+    }
+    for r in (0..32).step_by(4) {
+        round(&mut x0, &x1, &x2, &x3, rk[r]);
+        round(&mut x1, &x2, &x3, &x0, rk[r + 1]);
+        round(&mut x2, &x3, &x0, &x1, rk[r + 2]);
+        round(&mut x3, &x0, &x1, &x2, rk[r + 3]);
+    }
+    for g in 0..G {
+        x[g] = [x0[g], x1[g], x2[g], x3[g]];
     }
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
@@ -111,6 +133,22 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
             unsafe { _mm512_storeu_si512(out.add(256 * g + 64 * i).cast(), v) };
         }
     }
+}
+
+/// One single-block round: returns `a ^ L(S(t))` and the next round's
+/// S-box input `a ^ L(S(t)) ^ c ^ d ^ k`.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+fn round1(a: __m128i, t: __m128i, c: __m128i, d: __m128i, k: __m128i) -> (__m128i, __m128i) {
+    let p = _mm_ternarylogic_epi32::<0x96>(c, d, k);
+    let s = sbox128(t);
+    let u = _mm_ternarylogic_epi32::<0x96>(a, s, _mm_rol_epi32::<2>(s));
+    let v = _mm_ternarylogic_epi32::<0x96>(
+        _mm_rol_epi32::<10>(s),
+        _mm_rol_epi32::<18>(s),
+        _mm_rol_epi32::<24>(s),
+    );
+    (_mm_xor_si128(u, v), _mm_ternarylogic_epi32::<0x96>(u, v, p))
 }
 
 /// One block, latency first: each word in its own xmm register.
@@ -123,26 +161,24 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let bswap = bswap32();
     // SAFETY: one readable block.
     let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
-    let mut x = [
+    let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
         _mm_shuffle_epi32::<0x55>(v),
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
-    ];
-    // p = x2 ^ x3 ^ rk of the next round is computed off the critical path.
-    for r in 0..32 {
-        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
-        let k = _mm_set1_epi32(rk[r] as i32);
-        let t = _mm_ternarylogic_epi32::<0x96>(x[i1], x[i2], _mm_xor_si128(x[i3], k));
-        let s = sbox128(t);
-        let a = _mm_ternarylogic_epi32::<0x96>(x[i0], s, _mm_rol_epi32::<2>(s));
-        let b = _mm_ternarylogic_epi32::<0x96>(
-            _mm_rol_epi32::<10>(s),
-            _mm_rol_epi32::<18>(s),
-            _mm_rol_epi32::<24>(s),
-        );
-        x[i0] = _mm_xor_si128(a, b);
+    );
+    let k = |r: usize| _mm_set1_epi32(rk[r] as i32);
+    // The S-box input of the next round, `x_new ^ (c ^ d ^ k')`, is formed
+    // by one ternary op from the two halves of `L`, with `c ^ d ^ k'`
+    // computed off the critical path.
+    let mut t = _mm_ternarylogic_epi32::<0x96>(x1, x2, _mm_xor_si128(x3, k(0)));
+    for r in (0..32).step_by(4) {
+        (x0, t) = round1(x0, t, x2, x3, k(r + 1));
+        (x1, t) = round1(x1, t, x3, x0, k((r + 2) % 32));
+        (x2, t) = round1(x2, t, x0, x1, k((r + 3) % 32));
+        (x3, t) = round1(x3, t, x1, x2, k((r + 4) % 32));
     }
+    let x = [x0, x1, x2, x3];
     let lo = _mm_unpacklo_epi32(x[3], x[2]);
     let hi = _mm_unpacklo_epi32(x[1], x[0]);
     let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);
