@@ -126,7 +126,8 @@ pub(crate) fn detect() -> Backend {
         .unwrap_or(Backend::Soft)
 }
 
-/// NH every full unit of `msg` with `nh` and feed the values to `poly`,
+/// NH every unit of `msg` (a multiple of 16 bytes; the last unit may be
+/// partial) with `nh` and feed the values to `poly`,
 /// software-pipelined: unit `k`'s Poly1305 step is placed after unit
 /// `k + 1`'s NH, so the scalar multiply chain overlaps the SIMD work
 /// instead of stalling it (measured: ~25% faster NHPoly1305 at 8 KiB).
@@ -137,7 +138,7 @@ pub(crate) fn pipelined_units(
     poly: &mut PolyCore,
     mut nh: impl FnMut(&[u8]) -> [u64; 4],
 ) {
-    let mut units = msg.chunks_exact(NH_UNIT);
+    let mut units = msg.chunks(NH_UNIT);
     let Some(first) = units.next() else {
         return;
     };
@@ -212,11 +213,12 @@ impl NhKey {
         }
     }
 
-    /// NH each full 1024-byte unit of `msg` (a multiple of 1024 bytes) and
-    /// feed every unit's 32-byte value to `poly`, all in one call.
+    /// NH each 1024-byte unit of `msg` (a multiple of 16 bytes; the last
+    /// unit may be shorter) and feed every unit's 32-byte value to `poly`,
+    /// all in one call.
     #[inline]
     pub(crate) fn units(&self, msg: &[u8], poly: &mut PolyCore) {
-        debug_assert!(msg.len().is_multiple_of(NH_UNIT));
+        debug_assert!(msg.len().is_multiple_of(NH_STRIDE));
         match self.backend {
             #[cfg(target_arch = "x86_64")]
             Backend::Sse2 => sse2::units(&self.w, msg, poly),

@@ -317,6 +317,41 @@ impl NhPoly1305 {
         }
     }
 
+    /// The hash of `data` alone under this key, in one call: it neither
+    /// reads nor changes what `update` absorbed, and copies no key (cheaper
+    /// than `clone()` + `update` + `finalize` for a fixed-key hasher).
+    pub fn oneshot(&self, data: &[u8]) -> [u8; 16] {
+        let mut poly = self.poly.clone();
+        poly.reset();
+        if data.len().is_multiple_of(NH_STRIDE) {
+            // Every unit, the partial last one included, in one pipelined call.
+            self.key.units(data, &mut poly);
+            let out = poly.emit();
+            #[cfg(feature = "zeroize")]
+            poly.wipe();
+            return out;
+        }
+        let full_units = data.len() - data.len() % NH_UNIT;
+        self.key.units(&data[..full_units], &mut poly);
+        let rest = &data[full_units..];
+        if !rest.is_empty() {
+            let strides = rest.len() - rest.len() % NH_STRIDE;
+            let mut sums = [0u64; 4];
+            self.key.accumulate(0, &rest[..strides], &mut sums);
+            let tail = &rest[strides..];
+            if !tail.is_empty() {
+                let mut b = [0u8; NH_STRIDE];
+                b[..tail.len()].copy_from_slice(tail);
+                self.key.accumulate(strides / NH_STRIDE, &b, &mut sums);
+            }
+            poly.nh_value(&sums);
+        }
+        let out = poly.emit();
+        #[cfg(feature = "zeroize")]
+        poly.wipe();
+        out
+    }
+
     /// The 16-byte hash.
     pub fn finalize(mut self) -> [u8; 16] {
         self.finish()

@@ -53,8 +53,10 @@ fn backends_against_soft() {
                 let mut s = soft.clone();
                 s.update(msg);
                 let want = s.finalize();
+                assert_eq!(soft.oneshot(msg), want, "soft oneshot len {len}");
                 for &b in &others {
                     let mut h = NhPoly1305::with_backend(&key, b).unwrap();
+                    assert_eq!(h.oneshot(msg), want, "oneshot len {len} on {}", b.name());
                     h.update(msg);
                     assert_eq!(h.finalize(), want, "len {len} off {off} on {}", b.name());
                 }

@@ -1,9 +1,10 @@
 //! `speed` rows for the `nhpoly1305` family: NH alone (`nh`/`hash`, every
-//! 1024-byte unit NH'd, the values added) and the whole NHPoly1305
-//! (`nhpoly1305`/`hash`) per backend; our raw Poly1305 (`poly1305`/`hash`,
-//! backend `ours`) against RustCrypto `poly1305` as a reference row (the
-//! peer computes the full MAC, `s` added; the extra cost is one 128-bit
-//! addition per message).
+//! 1024-byte unit NH'd, the values added) and the whole NHPoly1305 per
+//! backend, streaming (`nhpoly1305`/`hash`: `update` + `finalize_reset` on
+//! a kept hasher) and one-shot (`nhpoly1305`/`oneshot`); our raw Poly1305
+//! (`poly1305`/`hash`, backend `ours`) against RustCrypto `poly1305` as a
+//! reference row (the peer computes the full MAC, `s` added; the extra cost
+//! is one 128-bit addition per message).
 
 use std::hint::black_box;
 
@@ -36,6 +37,18 @@ pub fn rows(s: &mut crate::Speed) {
             Some(move || {
                 h.update(black_box(&msg));
                 black_box(h.finalize_reset());
+            })
+        });
+    }
+    for b in Backend::available() {
+        let Some(h) = NhPoly1305::with_backend(&KEY, b) else {
+            continue;
+        };
+        s.row("nhpoly1305", "oneshot", b.name(), |size| {
+            let msg = vec![0x11u8; size];
+            let h = h.clone();
+            Some(move || {
+                black_box(h.oneshot(black_box(&msg)));
             })
         });
     }
