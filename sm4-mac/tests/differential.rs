@@ -86,7 +86,7 @@ fn ref_cbcmac<R: BlockCipherEncrypt<BlockSize = U16> + KeyInit>(
 
 /// Number of random messages per cipher; qemu runs are much slower.
 const RANDOM: usize = if cfg!(target_arch = "aarch64") {
-    60
+    150
 } else {
     400
 };
