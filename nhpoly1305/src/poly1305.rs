@@ -7,15 +7,13 @@ const MASK42: u64 = (1 << 42) - 1;
 /// 2^128 expressed in the top limb (which starts at bit 88).
 const HIBIT: u64 = 1 << 40;
 
-/// The raw Poly1305 evaluation state: clamped key `r` and accumulator `h`.
+/// The raw Poly1305 evaluation state: powers of the clamped key `r` and the
+/// accumulator `h`.
 #[derive(Clone)]
 pub(crate) struct PolyCore {
-    r: [u64; 3],
-    /// `r1 * 20` and `r2 * 20`: the factors for products that wrap past 2^130.
-    s: [u64; 2],
-    /// `r^2 mod p` in limbs, and its `r1 * 20`, `r2 * 20`: two blocks at once.
-    rr: [u64; 3],
-    ss: [u64; 2],
+    /// `r^(k+1)` for k = 0..4, each as limbs `[p0, p1, p2, p1 * 20, p2 * 20]`
+    /// (the `* 20` factors serve the products that wrap past 2^130).
+    pw: [[u64; 5]; 4],
     h: [u64; 3],
 }
 
@@ -24,11 +22,20 @@ fn m(a: u64, b: u64) -> u128 {
     (a as u128) * (b as u128)
 }
 
+/// Add `a * p` (p a power of r, see [`PolyCore::pw`]) into the column sums.
+#[inline(always)]
+fn mac(d: &mut [u128; 3], a: [u64; 3], p: &[u64; 5]) {
+    d[0] += m(a[0], p[0]) + m(a[1], p[4]) + m(a[2], p[3]);
+    d[1] += m(a[0], p[1]) + m(a[1], p[0]) + m(a[2], p[4]);
+    d[2] += m(a[0], p[2]) + m(a[1], p[1]) + m(a[2], p[0]);
+}
+
 /// Carry-propagate the three 128-bit column sums into 44/44/42-bit limbs
 /// (the top limb folded back times 5); limbs may exceed their width by a
 /// few bits, which the next multiplication absorbs.
 #[inline(always)]
-fn carry(d0: u128, mut d1: u128, mut d2: u128) -> [u64; 3] {
+fn carry(d: [u128; 3]) -> [u64; 3] {
+    let [d0, mut d1, mut d2] = d;
     let h0 = (d0 as u64) & MASK44;
     d1 += d0 >> 44;
     let h1 = (d1 as u64) & MASK44;
@@ -40,13 +47,19 @@ fn carry(d0: u128, mut d1: u128, mut d2: u128) -> [u64; 3] {
     [h0 & MASK44, h1, h2]
 }
 
-/// `a * r mod p` (partly reduced), `s` = `[r1 * 20, r2 * 20]`.
-#[inline(always)]
-fn mul(a: [u64; 3], r: [u64; 3], s: [u64; 2]) -> [u64; 3] {
-    let d0 = m(a[0], r[0]) + m(a[1], s[1]) + m(a[2], s[0]);
-    let d1 = m(a[0], r[1]) + m(a[1], r[0]) + m(a[2], s[1]);
-    let d2 = m(a[0], r[2]) + m(a[1], r[1]) + m(a[2], r[0]);
-    carry(d0, d1, d2)
+/// `a * p mod p` fully carried (every limb within its width), as a power
+/// entry.
+fn power(a: [u64; 3], p: &[u64; 5]) -> [u64; 5] {
+    let mut d = [0u128; 3];
+    mac(&mut d, a, p);
+    let mut x = carry(d);
+    x[2] += x[1] >> 44;
+    x[1] &= MASK44;
+    x[0] += (x[2] >> 42) * 5;
+    x[2] &= MASK42;
+    x[1] += x[0] >> 44;
+    x[0] &= MASK44;
+    [x[0], x[1], x[2], x[1] * 20, x[2] * 20]
 }
 
 /// Split a 16-byte block (two little-endian halves) into limbs.
@@ -57,6 +70,20 @@ fn limbs(t0: u64, t1: u64, hibit: u64) -> [u64; 3] {
         ((t0 >> 44) | (t1 << 20)) & MASK44,
         ((t1 >> 24) & MASK42) | hibit,
     ]
+}
+
+/// A full 16-byte block as limbs (2^128 added).
+#[inline(always)]
+fn block(b: &[u8]) -> [u64; 3] {
+    let (lo, hi) = b.split_at(8);
+    let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+    let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+    limbs(t0, t1, HIBIT)
+}
+
+#[inline(always)]
+fn add(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
 }
 
 impl PolyCore {
@@ -71,22 +98,13 @@ impl PolyCore {
         let r0 = t0 & 0x0ffc_0fff_ffff;
         let r1 = ((t0 >> 44) | (t1 << 20)) & 0x0fff_ffc0_ffff;
         let r2 = (t1 >> 24) & 0x000f_ffff_fc0f;
+        let p1 = [r0, r1, r2, r1 * 20, r2 * 20];
         let r = [r0, r1, r2];
-        let s = [r1 * 20, r2 * 20];
-        // r^2, carried until every limb is within its width so that the
-        // `* 20` factors stay small.
-        let mut rr = mul(r, r, s);
-        rr[2] += rr[1] >> 44;
-        rr[1] &= MASK44;
-        rr[0] += (rr[2] >> 42) * 5;
-        rr[2] &= MASK42;
-        rr[1] += rr[0] >> 44;
-        rr[0] &= MASK44;
+        let p2 = power(r, &p1);
+        let p3 = power(r, &p2);
+        let p4 = power(r, &p3);
         PolyCore {
-            r,
-            s,
-            ss: [rr[1] * 20, rr[2] * 20],
-            rr,
+            pw: [p1, p2, p3, p4],
             h: [0; 3],
         }
     }
@@ -97,24 +115,31 @@ impl PolyCore {
         self.h = [0; 3];
     }
 
-    /// Absorb one 16-byte block given as two little-endian halves; `hibit`
-    /// is `true` for a full block (adds 2^128).
-    #[inline(always)]
-    fn block_words(&mut self, t0: u64, t1: u64, hibit: u64) {
-        let b = limbs(t0, t1, hibit);
-        let h = [self.h[0] + b[0], self.h[1] + b[1], self.h[2] + b[2]];
-        self.h = mul(h, self.r, self.s);
-    }
-
-    /// Absorb full 16-byte blocks (`data.len()` a multiple of 16).
+    /// Absorb full 16-byte blocks (`data.len()` a multiple of 16): four at
+    /// a time as `(h + m1) r^4 + m2 r^3 + m3 r^2 + m4 r` (independent
+    /// products, one carry), then one at a time.
     #[inline]
     pub(crate) fn blocks(&mut self, data: &[u8]) {
-        for b in data.chunks_exact(16) {
-            let (lo, hi) = b.split_at(8);
-            let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
-            let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
-            self.block_words(t0, t1, HIBIT);
+        let mut quads = data.chunks_exact(64);
+        for q in &mut quads {
+            let mut d = [0u128; 3];
+            mac(&mut d, add(self.h, block(&q[..16])), &self.pw[3]);
+            mac(&mut d, block(&q[16..32]), &self.pw[2]);
+            mac(&mut d, block(&q[32..48]), &self.pw[1]);
+            mac(&mut d, block(&q[48..]), &self.pw[0]);
+            self.h = carry(d);
         }
+        for b in quads.remainder().chunks_exact(16) {
+            self.absorb(block(b));
+        }
+    }
+
+    /// `h = (h + b) r`.
+    #[inline(always)]
+    fn absorb(&mut self, b: [u64; 3]) {
+        let mut d = [0u128; 3];
+        mac(&mut d, add(self.h, b), &self.pw[0]);
+        self.h = carry(d);
     }
 
     /// Absorb a final partial block (1..=15 bytes): a 0x01 byte is appended,
@@ -127,7 +152,7 @@ impl PolyCore {
         let (lo, hi) = b.split_at(8);
         let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
         let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
-        self.block_words(t0, t1, 0);
+        self.absorb(limbs(t0, t1, 0));
     }
 
     /// Absorb one NH output (four 64-bit sums = 32 bytes = two full blocks).
@@ -135,17 +160,14 @@ impl PolyCore {
     pub(crate) fn nh_value(&mut self, sums: &[u64; 4]) {
         // ((h + b1) r + b2) r = (h + b1) r^2 + b2 r: the two products are
         // independent, which halves the dependency chain through `h`.
-        let b1 = limbs(sums[0], sums[1], HIBIT);
-        let b2 = limbs(sums[2], sums[3], HIBIT);
-        let a = [self.h[0] + b1[0], self.h[1] + b1[1], self.h[2] + b1[2]];
-        let (r, s, rr, ss) = (self.r, self.s, self.rr, self.ss);
-        let d0 = m(a[0], rr[0]) + m(a[1], ss[1]) + m(a[2], ss[0]);
-        let d1 = m(a[0], rr[1]) + m(a[1], rr[0]) + m(a[2], ss[1]);
-        let d2 = m(a[0], rr[2]) + m(a[1], rr[1]) + m(a[2], rr[0]);
-        let e0 = m(b2[0], r[0]) + m(b2[1], s[1]) + m(b2[2], s[0]);
-        let e1 = m(b2[0], r[1]) + m(b2[1], r[0]) + m(b2[2], s[1]);
-        let e2 = m(b2[0], r[2]) + m(b2[1], r[1]) + m(b2[2], r[0]);
-        self.h = carry(d0 + e0, d1 + e1, d2 + e2);
+        let mut d = [0u128; 3];
+        mac(
+            &mut d,
+            add(self.h, limbs(sums[0], sums[1], HIBIT)),
+            &self.pw[1],
+        );
+        mac(&mut d, limbs(sums[2], sums[3], HIBIT), &self.pw[0]);
+        self.h = carry(d);
     }
 
     /// The accumulator fully reduced modulo 2^130 - 5, then taken mod 2^128,
@@ -183,10 +205,9 @@ impl PolyCore {
     #[cfg(feature = "zeroize")]
     pub(crate) fn wipe(&mut self) {
         use zeroize::Zeroize;
-        self.r.zeroize();
-        self.s.zeroize();
-        self.rr.zeroize();
-        self.ss.zeroize();
+        for p in &mut self.pw {
+            p.zeroize();
+        }
         self.h.zeroize();
     }
 }

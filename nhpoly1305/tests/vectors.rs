@@ -112,3 +112,42 @@ fn poly1305_vectors() {
         assert_eq!(acc.wrapping_add(s).to_le_bytes(), want, "reset {}", c.id());
     }
 }
+
+/// Our raw Poly1305 plus `s` against RustCrypto's full MAC: random and
+/// extreme keys and messages (all-0xff blocks push the limbs to their
+/// bounds), lengths 0..=700 and a few long ones, in random chunks.
+#[test]
+fn poly1305_against_rustcrypto() {
+    use poly1305::universal_hash::KeyInit as _;
+    let mut rng = testkit::Rng::new(1305);
+    let mut lens: Vec<usize> = (0..=700).collect();
+    lens.extend([1023, 1024, 1025, 4095, 4096, 4097, 8200]);
+    for (i, &len) in lens.iter().enumerate() {
+        let mut key: [u8; 32] = rng.array();
+        let mut msg = rng.bytes(len);
+        match i % 4 {
+            0 => msg.fill(0xff),
+            1 => key[..16].fill(0xff),
+            2 => {
+                msg.fill(0xff);
+                key[..16].fill(0xff);
+            }
+            _ => {}
+        }
+        let r: [u8; 16] = key[..16].try_into().unwrap();
+        let s = u128::from_le_bytes(key[16..].try_into().unwrap());
+        let want = poly1305::Poly1305::new(&key.into()).compute_unpadded(&msg);
+        let mut p = Poly1305::new(&r);
+        let mut off = 0;
+        for n in rng.chunks(len, 200) {
+            p.update(&msg[off..off + n]);
+            off += n;
+        }
+        let got = u128::from_le_bytes(p.finalize()).wrapping_add(s);
+        assert_eq!(
+            got.to_le_bytes().as_slice(),
+            want.as_slice(),
+            "len {len} case {i}"
+        );
+    }
+}
