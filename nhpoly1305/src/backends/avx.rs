@@ -42,16 +42,18 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
             *a = _mm256_add_epi64(*a, _mm256_zextsi128_si256(prod));
         }
     }
-    let h = |a: __m256i| _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-    let (a0, a1, a2, a3) = (h(acc[0]), h(acc[1]), h(acc[2]), h(acc[3]));
-    let s01 = _mm_add_epi64(_mm_unpacklo_epi64(a0, a1), _mm_unpackhi_epi64(a0, a1));
-    let s23 = _mm_add_epi64(_mm_unpacklo_epi64(a2, a3), _mm_unpackhi_epi64(a2, a3));
+    // Transposing reduction: u = [s0 s1 | s0 s1], v = [s2 s3 | s2 s3]
+    // partials, then add the lanes crosswise.
+    let [a0, a1, a2, a3] = acc;
+    let u = _mm256_add_epi64(_mm256_unpacklo_epi64(a0, a1), _mm256_unpackhi_epi64(a0, a1));
+    let v = _mm256_add_epi64(_mm256_unpacklo_epi64(a2, a3), _mm256_unpackhi_epi64(a2, a3));
+    let w = _mm256_add_epi64(
+        _mm256_permute2x128_si256(u, v, 0x20),
+        _mm256_permute2x128_si256(u, v, 0x31),
+    );
     let mut out = [0u64; 4];
-    // SAFETY: `out` is 32 bytes; two unaligned 16-byte stores.
-    unsafe {
-        _mm_storeu_si128(out.as_mut_ptr().cast(), s01);
-        _mm_storeu_si128(out.as_mut_ptr().add(2).cast(), s23);
-    }
+    // SAFETY: `out` is 32 bytes; one unaligned 32-byte store.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), w) };
     for (s, o) in sums.iter_mut().zip(out) {
         *s = s.wrapping_add(o);
     }

@@ -50,8 +50,27 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
             *a = _mm512_mask_add_epi64(*a, qmask, *a, prod);
         }
     }
-    for (s, a) in sums.iter_mut().zip(acc) {
-        *s = s.wrapping_add(_mm512_reduce_add_epi64(a) as u64);
+    // Transposing reduction: u = [s0 s1] partials and v = [s2 s3] partials
+    // per 128-bit lane, then fold the four lanes.
+    let [a0, a1, a2, a3] = acc;
+    let u = _mm512_add_epi64(_mm512_unpacklo_epi64(a0, a1), _mm512_unpackhi_epi64(a0, a1));
+    let v = _mm512_add_epi64(_mm512_unpacklo_epi64(a2, a3), _mm512_unpackhi_epi64(a2, a3));
+    let w = _mm512_add_epi64(
+        _mm512_shuffle_i64x2(u, v, 0b01_00_01_00),
+        _mm512_shuffle_i64x2(u, v, 0b11_10_11_10),
+    );
+    let x = _mm512_add_epi64(w, _mm512_shuffle_i64x2(w, w, 0b10_11_00_01));
+    let mut out = [0u64; 4];
+    // SAFETY: `out` is 32 bytes; two unaligned 16-byte stores.
+    unsafe {
+        _mm_storeu_si128(out.as_mut_ptr().cast(), _mm512_castsi512_si128(x));
+        _mm_storeu_si128(
+            out.as_mut_ptr().add(2).cast(),
+            _mm512_extracti32x4_epi32(x, 2),
+        );
+    }
+    for (s, o) in sums.iter_mut().zip(out) {
+        *s = s.wrapping_add(o);
     }
 }
 
