@@ -203,5 +203,9 @@ fn every_sm4_backend_against_rustcrypto() {
         names.push(b.name());
     }
     assert!(names.contains(&"soft"));
-    println!("sm4-mac: sm4 backends tested: {}", names.join(" "));
+    println!(
+        "sm4-mac: sm4 backends tested: {} (default: {})",
+        names.join(" "),
+        sm4_mac::backend()
+    );
 }
