@@ -293,7 +293,13 @@ simd_backend!(
     "gfni,avx512f,avx512bw,avx512vl,avx2"
 );
 #[cfg(target_arch = "x86_64")]
-simd_backend!(gfni256, Gfni256Backend, gfni256_enc, gfni256_dec, "gfni,avx2");
+simd_backend!(
+    gfni256,
+    Gfni256Backend,
+    gfni256_enc,
+    gfni256_dec,
+    "gfni,avx2"
+);
 #[cfg(target_arch = "aarch64")]
 simd_backend!(neon, NeonBackend, neon_enc, neon_dec, "neon");
 #[cfg(target_arch = "aarch64")]
@@ -303,9 +309,9 @@ simd_backend!(sm4ce, Sm4ceBackend, sm4ce_enc, sm4ce_dec, "neon,sm4");
 #[inline]
 pub(crate) fn encrypt(b: Backend, rk: &[u32; 32], f: impl BlockCipherEncClosure<BlockSize = U16>) {
     match b {
-        // SAFETY (all arms): a `Backend` other than `Soft` is stored in an
-        // `Sm4` only after `Backend::is_available` returned true for it.
         #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `Backend` other than `Soft` is stored in an `Sm4` only
+        // after `Backend::is_available` returned true for it.
         Backend::Gfni => unsafe { gfni_enc(rk, f) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: see above.

@@ -36,8 +36,12 @@ where
             s.row("sm4", mode, backend, make);
         }
     };
-    row("ecb-enc", &|b| ecb::Encryptor::<&C>::inner_init(&c).encrypt_blocks(blocks(b)));
-    row("ecb-dec", &|b| ecb::Decryptor::<&C>::inner_init(&c).decrypt_blocks(blocks(b)));
+    row("ecb-enc", &|b| {
+        ecb::Encryptor::<&C>::inner_init(&c).encrypt_blocks(blocks(b))
+    });
+    row("ecb-dec", &|b| {
+        ecb::Decryptor::<&C>::inner_init(&c).decrypt_blocks(blocks(b))
+    });
     row("cbc-enc", &|b| {
         cbc::Encryptor::<&C>::inner_iv_init(&c, &iv.into()).encrypt_blocks(blocks(b))
     });
@@ -62,11 +66,17 @@ where
     row("xts-dec", &|b| xts.decrypt_sector(b, iv.into()));
     let gcm = aes_gcm::AesGcm::<C, U12>::from(c.clone());
     row("gcm-enc", &|b| {
-        black_box(gcm.encrypt_inout_detached(&nonce.into(), &[], b.into()).unwrap());
+        black_box(
+            gcm.encrypt_inout_detached(&nonce.into(), &[], b.into())
+                .unwrap(),
+        );
     });
     let ccm = ccm::Ccm::<C, U16, U12>::from(c.clone());
     row("ccm-enc", &|b| {
-        black_box(ccm.encrypt_inout_detached(&nonce.into(), &[], b.into()).unwrap());
+        black_box(
+            ccm.encrypt_inout_detached(&nonce.into(), &[], b.into())
+                .unwrap(),
+        );
     });
 }
 

@@ -36,7 +36,6 @@ fn bswap32() -> __m128i {
     _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12)
 }
 
-
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
 fn sbox512(x: __m512i) -> __m512i {

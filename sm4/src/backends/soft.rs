@@ -184,20 +184,29 @@ pub(crate) fn expand_key(key: &[u8; 16]) -> [u32; 32] {
     rk
 }
 
-/// Encrypt (or, with the reversed schedule, decrypt) up to 16 blocks held
-/// as big-endian words.
+/// One round on 16 blocks: `a ^= L(S(b ^ c ^ d ^ k))`.
 #[inline(always)]
-fn rounds16(rk: &[u32; 32], x: &mut [[u32; 4]; 16]) {
+fn round16(a: &mut [u32; 16], b: &[u32; 16], c: &[u32; 16], d: &[u32; 16], k: u32) {
     let mut t = [0u32; 16];
-    for r in 0..32 {
-        let (i0, i1, i2, i3) = (r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4);
-        for (tb, xb) in t.iter_mut().zip(x.iter()) {
-            *tb = xb[i1] ^ xb[i2] ^ xb[i3] ^ rk[r];
-        }
-        tau16(&mut t);
-        for (tb, xb) in t.iter().zip(x.iter_mut()) {
-            xb[i0] ^= l(*tb);
-        }
+    for i in 0..16 {
+        t[i] = b[i] ^ c[i] ^ d[i] ^ k;
+    }
+    tau16(&mut t);
+    for (ai, ti) in a.iter_mut().zip(t) {
+        *ai ^= l(ti);
+    }
+}
+
+/// Encrypt (or, with the reversed schedule, decrypt) up to 16 blocks held
+/// as big-endian words, `x[j][i]` = word `j` of block `i`.
+#[inline(always)]
+fn rounds16(rk: &[u32; 32], x: &mut [[u32; 16]; 4]) {
+    let [x0, x1, x2, x3] = x;
+    for k in rk.chunks_exact(4) {
+        round16(x0, x1, x2, x3, k[0]);
+        round16(x1, x2, x3, x0, k[1]);
+        round16(x2, x3, x0, x1, k[2]);
+        round16(x3, x0, x1, x2, k[3]);
     }
 }
 
@@ -209,20 +218,20 @@ pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<cr
     let mut done = 0;
     while done < n {
         let m = core::cmp::min(16, n - done);
-        let mut x = [[0u32; 4]; 16];
-        for (i, xb) in x.iter_mut().enumerate().take(m) {
+        let mut x = [[0u32; 16]; 4];
+        for i in 0..m {
             let b = blocks.get(done + i);
             let b = b.get_in();
-            for (j, w) in xb.iter_mut().enumerate() {
-                *w = u32::from_be_bytes([b[4 * j], b[4 * j + 1], b[4 * j + 2], b[4 * j + 3]]);
+            for (j, xj) in x.iter_mut().enumerate() {
+                xj[i] = u32::from_be_bytes([b[4 * j], b[4 * j + 1], b[4 * j + 2], b[4 * j + 3]]);
             }
         }
         rounds16(rk, &mut x);
-        for (i, xb) in x.iter().enumerate().take(m) {
+        for i in 0..m {
             let mut b = blocks.get(done + i);
             let out = b.get_out();
-            for j in 0..4 {
-                out[4 * j..4 * j + 4].copy_from_slice(&xb[3 - j].to_be_bytes());
+            for (o, xj) in out.chunks_exact_mut(4).zip(x.iter().rev()) {
+                o.copy_from_slice(&xj[i].to_be_bytes());
             }
         }
         done += m;
@@ -259,7 +268,12 @@ mod tests {
         for chunk in 0..4 {
             for (i, w) in t.iter_mut().enumerate() {
                 let base = (chunk * 64 + i * 4) as u32;
-                *w = u32::from_be_bytes([base as u8, (base + 1) as u8, (base + 2) as u8, (base + 3) as u8]);
+                *w = u32::from_be_bytes([
+                    base as u8,
+                    (base + 1) as u8,
+                    (base + 2) as u8,
+                    (base + 3) as u8,
+                ]);
             }
             super::tau16(&mut t);
             for (i, w) in t.iter().enumerate() {
@@ -270,7 +284,12 @@ mod tests {
         }
         for x in 0..=255u8 {
             let w = u32::from_be_bytes([x, x ^ 0x5a, 255 - x, x.wrapping_mul(7)]);
-            let want = [SBOX[x as usize], SBOX[(x ^ 0x5a) as usize], SBOX[(255 - x) as usize], SBOX[x.wrapping_mul(7) as usize]];
+            let want = [
+                SBOX[x as usize],
+                SBOX[(x ^ 0x5a) as usize],
+                SBOX[(255 - x) as usize],
+                SBOX[x.wrapping_mul(7) as usize],
+            ];
             assert_eq!(super::tau1(w).to_be_bytes(), want);
         }
     }
