@@ -426,6 +426,28 @@ impl UniversalHash for NhPoly1305 {
         f.call(&mut UhfState(self));
     }
 
+    /// Overridden: the blocks go to the byte path in one call, so the whole
+    /// multi-unit loop runs in one `#[target_feature]` function.
+    fn update(&mut self, blocks: &[universal_hash::Block<Self>]) {
+        NhPoly1305::update(
+            self,
+            universal_hash::array::Array::slice_as_flattened(blocks),
+        );
+    }
+
+    /// Overridden: as `update`; a partial last block is zero-padded to 16
+    /// bytes at once (the trait's semantics).
+    fn update_padded(&mut self, data: &[u8]) {
+        let full = data.len() - data.len() % NH_STRIDE;
+        NhPoly1305::update(self, &data[..full]);
+        let tail = &data[full..];
+        if !tail.is_empty() {
+            let mut b = [0u8; NH_STRIDE];
+            b[..tail.len()].copy_from_slice(tail);
+            NhPoly1305::update(self, &b);
+        }
+    }
+
     fn finalize(mut self) -> universal_hash::Block<Self> {
         self.finish().into()
     }

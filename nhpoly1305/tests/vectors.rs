@@ -60,9 +60,50 @@ fn nhpoly1305_vectors() {
             assert_eq!(h.oneshot(&msg), want, "oneshot {} on {}", c.id(), b.name());
             let h2 = h.clone();
             assert_eq!(h.finalize(), want, "{} on {}", c.id(), b.name());
-            // The trait path: zero-padded blocks.
+            // The trait paths: zero-padded blocks, blocks through the
+            // closure backend (`update_with_backend`) and through `update`.
             let mut u = NhPoly1305::with_backend(&key, b).unwrap();
             u.update_padded(&msg);
+            assert_eq!(UniversalHash::finalize(u).as_slice(), want);
+            let mut padded = msg.clone();
+            padded.resize(msg.len().next_multiple_of(16), 0);
+            let blocks: Vec<universal_hash::array::Array<u8, universal_hash::consts::U16>> =
+                padded.chunks(16).map(|c| c.try_into().unwrap()).collect();
+            let mut u = NhPoly1305::with_backend(&key, b).unwrap();
+            UniversalHash::update(&mut u, &blocks);
+            assert_eq!(UniversalHash::finalize(u).as_slice(), want);
+            struct Ctx<'a>(&'a [universal_hash::array::Array<u8, universal_hash::consts::U16>]);
+            impl universal_hash::common::BlockSizeUser for Ctx<'_> {
+                type BlockSize = universal_hash::consts::U16;
+            }
+            impl universal_hash::UhfClosure for Ctx<'_> {
+                fn call<B: universal_hash::UhfBackend<BlockSize = Self::BlockSize>>(
+                    self,
+                    backend: &mut B,
+                ) {
+                    // One block first, so the par-blocks path is misaligned
+                    // until `blocks_needed_to_align` is honoured.
+                    let (first, rest) = self.0.split_at(self.0.len().min(1));
+                    for blk in first {
+                        backend.proc_block(blk);
+                    }
+                    let mut rest = rest;
+                    let align = backend.blocks_needed_to_align().min(rest.len());
+                    for blk in &rest[..align] {
+                        backend.proc_block(blk);
+                    }
+                    rest = &rest[align..];
+                    let (par, tail) = universal_hash::array::Array::slice_as_chunks(rest);
+                    for p in par {
+                        backend.proc_par_blocks(p);
+                    }
+                    for blk in tail {
+                        backend.proc_block(blk);
+                    }
+                }
+            }
+            let mut u = NhPoly1305::with_backend(&key, b).unwrap();
+            u.update_with_backend(Ctx(&blocks));
             assert_eq!(UniversalHash::finalize(u).as_slice(), want);
             let mut h2 = h2;
             h2.reset();
