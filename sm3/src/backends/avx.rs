@@ -3,35 +3,9 @@
 //! registers (`rorx` keeps the rotations non-destructive). The approach of
 //! the Linux `sm3-avx` and libgcrypt code, written with intrinsics.
 
-use super::soft::four_rounds;
+use super::soft::T;
 use core::arch::asm;
 use core::arch::x86_64::*;
-
-/// An optimization barrier on one value: keeps the compiler from
-/// re-associating `rol12(A) + T_j + E` (see `soft::round`).
-#[inline(always)]
-fn hide(mut x: u32) -> u32 {
-    // SAFETY: an empty `asm!` that only claims to change `x` in a register.
-    unsafe { asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags)) };
-    x
-}
-
-/// An optimization barrier on memory: the expanded words are stored by the
-/// vector code and loaded by the scalar rounds (operands of `add`), instead
-/// of the compiler forwarding each word with a vector-to-scalar extract.
-#[inline(always)]
-fn barrier(w: &mut [u32; 68], wp: &mut [u32; 64]) {
-    // SAFETY: an empty `asm!`; it only makes the compiler assume the two
-    // arrays may have been read or written.
-    unsafe {
-        asm!(
-            "/* {0} {1} */",
-            in(reg) w.as_mut_ptr(),
-            in(reg) wp.as_mut_ptr(),
-            options(nostack, preserves_flags)
-        )
-    };
-}
 
 /// Compress `blocks` into `state`.
 #[inline]
@@ -85,58 +59,159 @@ fn store4(dst: &mut [u32], v: __m128i) {
     unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
 }
 
+/// Byte offset of `W'_0` in the word buffer (`W` comes first, 68 words).
+const WP: usize = 4 * 68;
+
+/// One round in assembly, so that the instructions of the critical path
+/// (through `E`) come first and the scheduler, which favours the oldest
+/// ready instruction, does not delay them behind off-path work. Register
+/// renaming as in `soft::round`: `d` becomes the new `A`, `h` the new `E`,
+/// `b` and `f` are rotated in place. `W_j` and `W'_j` are read from `buf`.
+macro_rules! round {
+    (lo, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
+     $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        // SAFETY: register arithmetic plus two 4-byte loads inside `buf`
+        // (`W_j` at 4j, `W'_j` at WP + 4j, j < 64); BMI1/BMI2 are enabled
+        // on this function and were checked at construction.
+        unsafe {
+            asm!(
+                "rorx {t0:e}, {a:e}, 20",
+                "lea {t1:e}, [{t0:r} + {tc}]",
+                "add {t1:e}, {e:e}",
+                "rorx {t1:e}, {t1:e}, 25",
+                "mov {t2:e}, {f:e}",
+                "xor {t2:e}, {g:e}",
+                "xor {t2:e}, {e:e}",
+                "add {h:e}, dword ptr [{p} + {wo}]",
+                "add {h:e}, {t2:e}",
+                "add {h:e}, {t1:e}",
+                "xor {t0:e}, {t1:e}",
+                "rorx {t1:e}, {h:e}, 23",
+                "rorx {t2:e}, {h:e}, 15",
+                "xor {h:e}, {t1:e}",
+                "xor {h:e}, {t2:e}",
+                "add {d:e}, dword ptr [{p} + {wpo}]",
+                "mov {t1:e}, {b:e}",
+                "xor {t1:e}, {c:e}",
+                "xor {t1:e}, {a:e}",
+                "add {d:e}, {t1:e}",
+                "add {d:e}, {t0:e}",
+                "rorx {b:e}, {b:e}, 23",
+                "rorx {f:e}, {f:e}, 13",
+                a = in(reg) $a, b = inout(reg) $b, c = in(reg) $c, d = inout(reg) $d,
+                e = in(reg) $e, f = inout(reg) $f, g = in(reg) $g, h = inout(reg) $h,
+                p = in(reg) $buf.as_ptr(),
+                t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _,
+                tc = const T[$j] as i32,
+                wo = const 4 * $j,
+                wpo = const WP + 4 * $j,
+                options(pure, readonly, nostack)
+            )
+        }
+    };
+    (hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
+     $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        // SAFETY: register arithmetic plus two 4-byte loads inside `buf`
+        // (`W_j` at 4j, `W'_j` at WP + 4j, j < 64); BMI1/BMI2 are enabled
+        // on this function and were checked at construction.
+        unsafe {
+            asm!(
+                "rorx {t0:e}, {a:e}, 20",
+                "lea {t1:e}, [{t0:r} + {tc}]",
+                "add {t1:e}, {e:e}",
+                "rorx {t1:e}, {t1:e}, 25",
+                "andn {t2:e}, {e:e}, {g:e}",
+                "add {h:e}, dword ptr [{p} + {wo}]",
+                "add {h:e}, {t2:e}",
+                "mov {t2:e}, {f:e}",
+                "and {t2:e}, {e:e}",
+                "add {h:e}, {t2:e}",
+                "add {h:e}, {t1:e}",
+                "xor {t0:e}, {t1:e}",
+                "rorx {t1:e}, {h:e}, 23",
+                "rorx {t2:e}, {h:e}, 15",
+                "xor {h:e}, {t1:e}",
+                "xor {h:e}, {t2:e}",
+                "add {d:e}, dword ptr [{p} + {wpo}]",
+                "mov {t1:e}, {b:e}",
+                "or {t1:e}, {c:e}",
+                "and {t1:e}, {a:e}",
+                "mov {t2:e}, {b:e}",
+                "and {t2:e}, {c:e}",
+                "or {t1:e}, {t2:e}",
+                "add {d:e}, {t1:e}",
+                "add {d:e}, {t0:e}",
+                "rorx {b:e}, {b:e}, 23",
+                "rorx {f:e}, {f:e}, 13",
+                a = in(reg) $a, b = inout(reg) $b, c = in(reg) $c, d = inout(reg) $d,
+                e = in(reg) $e, f = inout(reg) $f, g = in(reg) $g, h = inout(reg) $h,
+                p = in(reg) $buf.as_ptr(),
+                t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _,
+                tc = const T[$j] as i32,
+                wo = const 4 * $j,
+                wpo = const WP + 4 * $j,
+                options(pure, readonly, nostack)
+            )
+        }
+    };
+}
+
+/// Rounds `j..j + 4`, after computing `W[j + 16..j + 20]` (and the `W'`
+/// words it completes) with the vector unit.
+macro_rules! four {
+    ($hi:ident, $j:literal, $buf:ident, $x:ident, [$a:ident, $b:ident, $c:ident, $d:ident,
+     $e:ident, $f:ident, $g:ident, $h:ident]) => {
+        if $j + 16 < 68 {
+            let x4 = expand4($x[0], $x[1], $x[2], $x[3]);
+            store4(&mut $buf[$j + 16..], x4);
+            store4(&mut $buf[68 + $j + 12..], _mm_xor_si128($x[3], x4));
+            $x = [$x[1], $x[2], $x[3], x4];
+        }
+        round!($hi, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
+        round!($hi, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
+        round!($hi, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
+        round!($hi, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
+    };
+}
+
 #[target_feature(enable = "avx,bmi1,bmi2")]
 fn compress_avx(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
     let bswap = _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-    let mut w = [0u32; 68];
-    let mut wp = [0u32; 64];
+    // W_0..W_67, then W'_0..W'_63.
+    let mut buf = [0u32; 68 + 64];
     for block in blocks {
         // SAFETY: each load reads 16 bytes inside the 64-byte `block`;
         // `loadu` has no alignment need.
-        let [mut x0, mut x1, mut x2, mut x3] = core::array::from_fn(|i| unsafe {
+        let mut x: [__m128i; 4] = core::array::from_fn(|i| unsafe {
             _mm_shuffle_epi8(_mm_loadu_si128(block.as_ptr().add(16 * i).cast()), bswap)
         });
-        store4(&mut w[0..], x0);
-        store4(&mut w[4..], x1);
-        store4(&mut w[8..], x2);
-        store4(&mut w[12..], x3);
-        store4(&mut wp[0..], _mm_xor_si128(x0, x1));
-        store4(&mut wp[4..], _mm_xor_si128(x1, x2));
-        store4(&mut wp[8..], _mm_xor_si128(x2, x3));
-
-        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-        macro_rules! r4 {
-            ($hi:literal, $j:expr) => {
-                let j = $j;
-                if j + 16 < 68 {
-                    let x4 = expand4(x0, x1, x2, x3);
-                    store4(&mut w[j + 16..], x4);
-                    store4(&mut wp[j + 12..], _mm_xor_si128(x3, x4));
-                    (x0, x1, x2, x3) = (x1, x2, x3, x4);
-                }
-                barrier(&mut w, &mut wp);
-                four_rounds!($hi, j, [a, b, c, d, e, f, g, h], w, wp, hide);
-            };
+        for i in 0..4 {
+            store4(&mut buf[4 * i..], x[i]);
         }
-        r4!(false, 0);
-        r4!(false, 4);
-        r4!(false, 8);
-        r4!(false, 12);
-        r4!(true, 16);
-        r4!(true, 20);
-        r4!(true, 24);
-        r4!(true, 28);
-        r4!(true, 32);
-        r4!(true, 36);
-        r4!(true, 40);
-        r4!(true, 44);
-        r4!(true, 48);
-        r4!(true, 52);
-        r4!(true, 56);
-        r4!(true, 60);
-        let _ = (x0, x1, x2, x3);
-        for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
-            *s ^= v;
+        for i in 0..3 {
+            store4(&mut buf[68 + 4 * i..], _mm_xor_si128(x[i], x[i + 1]));
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
+        let v = [a, b, c, d, e, f, g, h];
+        four!(lo, 0, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(lo, 4, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(lo, 8, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(lo, 12, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 16, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 20, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 24, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 28, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 32, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 36, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 40, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 44, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 48, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 52, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 56, buf, x, [a, b, c, d, e, f, g, h]);
+        four!(hi, 60, buf, x, [a, b, c, d, e, f, g, h]);
+        let _ = x;
+        for ((s, v0), v) in state.iter_mut().zip(v).zip([a, b, c, d, e, f, g, h]) {
+            *s = v0 ^ v;
         }
     }
 }

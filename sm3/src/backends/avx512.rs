@@ -58,6 +58,81 @@ impl Lane for V {
         // SAFETY: AVX-512F per the trait contract.
         V(unsafe { _mm512_rol_epi32::<L>(self.0) })
     }
+
+    #[inline(always)]
+    unsafe fn p0(self) -> Self {
+        // rol17 = rol8(rol9): the byte rotation runs as a shuffle.
+        // SAFETY: AVX-512F/BW per the trait contract.
+        unsafe {
+            let r9 = _mm512_rol_epi32::<9>(self.0);
+            let r17 = _mm512_shuffle_epi8(r9, rol8_mask());
+            V(_mm512_ternarylogic_epi32::<0x96>(self.0, r9, r17))
+        }
+    }
+    #[inline(always)]
+    unsafe fn p1(self) -> Self {
+        // rol23 = rol8(rol15).
+        // SAFETY: AVX-512F/BW per the trait contract.
+        unsafe {
+            let r15 = _mm512_rol_epi32::<15>(self.0);
+            let r23 = _mm512_shuffle_epi8(r15, rol8_mask());
+            V(_mm512_ternarylogic_epi32::<0x96>(self.0, r15, r23))
+        }
+    }
+
+    /// One 64-byte load per block, byte swap, then a 16x16 transpose of
+    /// 32-bit words (two rounds of unpacks within 128-bit lanes, then two of
+    /// 128-bit lane shuffles).
+    #[inline(always)]
+    unsafe fn load_blocks(blocks: &[&[u8; 64]; MAX]) -> [Self; 16] {
+        // SAFETY: each load reads one whole 64-byte block; AVX-512F/BW per
+        // the trait contract.
+        unsafe {
+            let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
+            let r: [__m512i; 16] = core::array::from_fn(|i| {
+                _mm512_shuffle_epi8(_mm512_loadu_si512(blocks[i].as_ptr().cast()), bswap)
+            });
+            // t[2i], t[2i+1]: rows 2i and 2i+1 interleaved by words.
+            let t: [__m512i; 16] = core::array::from_fn(|i| {
+                let (a, b) = (r[i & !1], r[i | 1]);
+                if i & 1 == 0 {
+                    _mm512_unpacklo_epi32(a, b)
+                } else {
+                    _mm512_unpackhi_epi32(a, b)
+                }
+            });
+            // u[4g + k], lane L: word 4L + k of rows 4g..4g+4.
+            let u: [__m512i; 16] = core::array::from_fn(|i| {
+                let (g, k) = (i / 4, i % 4);
+                let (a, b) = (t[4 * g + (k >> 1)], t[4 * g + 2 + (k >> 1)]);
+                if k & 1 == 0 {
+                    _mm512_unpacklo_epi64(a, b)
+                } else {
+                    _mm512_unpackhi_epi64(a, b)
+                }
+            });
+            let mut out = [V(_mm512_setzero_si512()); 16];
+            for k in 0..4 {
+                let (g0, g1, g2, g3) = (u[k], u[4 + k], u[8 + k], u[12 + k]);
+                let s0 = _mm512_shuffle_i32x4::<0x44>(g0, g1);
+                let s1 = _mm512_shuffle_i32x4::<0xee>(g0, g1);
+                let s2 = _mm512_shuffle_i32x4::<0x44>(g2, g3);
+                let s3 = _mm512_shuffle_i32x4::<0xee>(g2, g3);
+                out[k] = V(_mm512_shuffle_i32x4::<0x88>(s0, s2));
+                out[4 + k] = V(_mm512_shuffle_i32x4::<0xdd>(s0, s2));
+                out[8 + k] = V(_mm512_shuffle_i32x4::<0x88>(s1, s3));
+                out[12 + k] = V(_mm512_shuffle_i32x4::<0xdd>(s1, s3));
+            }
+            out
+        }
+    }
+}
+
+/// `vpshufb` mask rotating every 32-bit word left by 8 bits.
+#[inline(always)]
+unsafe fn rol8_mask() -> __m512i {
+    // SAFETY: AVX-512F per the caller's contract.
+    unsafe { _mm512_set4_epi32(0x0e0d_0c0f, 0x0a09_080b, 0x0605_0407, 0x0201_0003) }
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]

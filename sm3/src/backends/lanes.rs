@@ -7,6 +7,12 @@
 use super::Backend;
 use super::soft::{IV, T};
 
+macro_rules! rol {
+    ($x:expr, $n:literal) => {
+        $x.rol::<$n, { 32 - $n }>()
+    };
+}
+
 /// Most lanes of any backend.
 pub(crate) const MAX: usize = 16;
 
@@ -32,6 +38,18 @@ pub(crate) trait Lane: Copy {
     unsafe fn choose(self, f: Self, g: Self) -> Self;
     /// Rotate left by `L` bits; `R` must be `32 - L`.
     unsafe fn rol<const L: i32, const R: i32>(self) -> Self;
+    /// `P0(x) = x ^ rol9(x) ^ rol17(x)`.
+    #[inline(always)]
+    unsafe fn p0(self) -> Self {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { self.xor3(rol!(self, 9), rol!(self, 17)) }
+    }
+    /// `P1(x) = x ^ rol15(x) ^ rol23(x)`.
+    #[inline(always)]
+    unsafe fn p1(self) -> Self {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { self.xor3(rol!(self, 15), rol!(self, 23)) }
+    }
     /// The 16 big-endian message words of `blocks[0..N]`, transposed:
     /// vector `j` holds word `j` of every block.
     unsafe fn load_blocks(blocks: &[&[u8; 64]; MAX]) -> [Self; 16] {
@@ -44,24 +62,6 @@ pub(crate) trait Lane: Copy {
         // SAFETY: forwarded from the caller's contract.
         t.map(|row| unsafe { Self::load(&row) })
     }
-}
-
-macro_rules! rol {
-    ($x:expr, $n:literal) => {
-        $x.rol::<$n, { 32 - $n }>()
-    };
-}
-
-#[inline(always)]
-unsafe fn p0<V: Lane>(x: V) -> V {
-    // SAFETY: forwarded from the caller's contract.
-    unsafe { x.xor3(rol!(x, 9), rol!(x, 17)) }
-}
-
-#[inline(always)]
-unsafe fn p1<V: Lane>(x: V) -> V {
-    // SAFETY: forwarded from the caller's contract.
-    unsafe { x.xor3(rol!(x, 15), rol!(x, 23)) }
 }
 
 /// One SM3 round on every lane; same renaming scheme as `soft::round`.
@@ -95,7 +95,7 @@ unsafe fn round<V: Lane, const HI: bool>(
         *b = rol!(*b, 9);
         *f = rol!(*f, 19);
         *d = tt1;
-        *h = p0(tt2);
+        *h = tt2.p0();
     }
 }
 
@@ -105,8 +105,9 @@ unsafe fn expand<V: Lane>(w: &mut [V; 68], j: usize) {
     if (16..68).contains(&j) {
         // SAFETY: forwarded from the caller's contract.
         unsafe {
-            w[j] =
-                p1(w[j - 16].xor3(w[j - 9], rol!(w[j - 3], 15))).xor3(rol!(w[j - 13], 7), w[j - 6]);
+            w[j] = (w[j - 16].xor3(w[j - 9], rol!(w[j - 3], 15)))
+                .p1()
+                .xor3(rol!(w[j - 13], 7), w[j - 6]);
         }
     }
 }

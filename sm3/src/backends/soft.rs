@@ -111,6 +111,7 @@ macro_rules! four_rounds {
         );
     }};
 }
+#[allow(unused_imports)] // used by the NEON backend only
 pub(crate) use four_rounds;
 
 /// The 64 rounds over a fully expanded message (`w`: 68 words, `wp`: 64
