@@ -106,22 +106,6 @@ pub(super) fn transpose8(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> [__m
     ]
 }
 
-/// 4x4 transpose of 32-bit words.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) fn transpose4(a: __m128i, b: __m128i, c: __m128i, d: __m128i) -> [__m128i; 4] {
-    let t0 = _mm_unpacklo_epi32(a, b);
-    let t1 = _mm_unpackhi_epi32(a, b);
-    let t2 = _mm_unpacklo_epi32(c, d);
-    let t3 = _mm_unpackhi_epi32(c, d);
-    [
-        _mm_unpacklo_epi64(t0, t2),
-        _mm_unpackhi_epi64(t0, t2),
-        _mm_unpacklo_epi64(t1, t3),
-        _mm_unpackhi_epi64(t1, t3),
-    ]
-}
-
 /// `out[off..off + 32] = inp[off..off + 32] ^ ks`.
 ///
 /// # Safety
@@ -234,50 +218,6 @@ pub(super) unsafe fn pass8(
     }
 }
 
-/// Up to 4 blocks (`n` in 1..=4), transposed across xmm lanes.
-///
-/// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn pass4(
-    s: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    dr: usize,
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-) {
-    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
-    let mut v = [_mm_setzero_si128(); 16];
-    for i in 0..16 {
-        v[i] = _mm_set1_epi32(s[i] as i32);
-    }
-    v[12] = _mm_setr_epi32(lo[0] as i32, lo[1] as i32, lo[2] as i32, lo[3] as i32);
-    v[13] = _mm_setr_epi32(hi[0] as i32, hi[1] as i32, hi[2] as i32, hi[3] as i32);
-    let mut x = v;
-    for _ in 0..dr {
-        double_round!(x, add4, xor4, r16_4, r12_4, r8_4, r7_4);
-    }
-    for i in 0..16 {
-        x[i] = add4(x[i], v[i]);
-    }
-    let g0 = transpose4(x[0], x[1], x[2], x[3]);
-    let g1 = transpose4(x[4], x[5], x[6], x[7]);
-    let g2 = transpose4(x[8], x[9], x[10], x[11]);
-    let g3 = transpose4(x[12], x[13], x[14], x[15]);
-    for k in 0..n {
-        // SAFETY: block k < n lies inside the caller's 64 * n bytes.
-        unsafe {
-            xor_store128(inp, out, 64 * k, g0[k]);
-            xor_store128(inp, out, 64 * k + 16, g1[k]);
-            xor_store128(inp, out, 64 * k + 32, g2[k]);
-            xor_store128(inp, out, 64 * k + 48, g3[k]);
-        }
-    }
-}
-
 /// Rows of one block: the column round, then the diagonal round with the
 /// rows rotated into place and back.
 #[inline]
@@ -354,6 +294,115 @@ pub(super) unsafe fn block1(
     }
 }
 
+/// One double round on a row-layout state of two blocks (one per 128-bit lane).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn dround_rows2(x: &mut [__m256i; 4]) {
+    let [mut a, mut b, mut c, mut d] = *x;
+    a = add8(a, b);
+    d = r16_8(xor8(d, a));
+    c = add8(c, d);
+    b = r12_8(xor8(b, c));
+    a = add8(a, b);
+    d = r8_8(xor8(d, a));
+    c = add8(c, d);
+    b = r7_8(xor8(b, c));
+    b = _mm256_shuffle_epi32::<0x39>(b);
+    c = _mm256_shuffle_epi32::<0x4e>(c);
+    d = _mm256_shuffle_epi32::<0x93>(d);
+    a = add8(a, b);
+    d = r16_8(xor8(d, a));
+    c = add8(c, d);
+    b = r12_8(xor8(b, c));
+    a = add8(a, b);
+    d = r8_8(xor8(d, a));
+    c = add8(c, d);
+    b = r7_8(xor8(b, c));
+    b = _mm256_shuffle_epi32::<0x93>(b);
+    c = _mm256_shuffle_epi32::<0x4e>(c);
+    d = _mm256_shuffle_epi32::<0x39>(d);
+    *x = [a, b, c, d];
+}
+
+/// Up to `2 * SETS` blocks (`n` in 1..=2 * SETS) in row layout, two blocks
+/// per ymm set; the sets are independent, so their rounds overlap.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn rows<const SETS: usize>(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    let a = _mm256_broadcastsi128_si256(row(s, 0));
+    let b = _mm256_broadcastsi128_si256(row(s, 4));
+    let c = _mm256_broadcastsi128_si256(row(s, 8));
+    let mut v = [[a, b, c, a]; SETS];
+    for (k, set) in v.iter_mut().enumerate() {
+        let (j0, j1) = (2 * k, 2 * k + 1);
+        set[3] = _mm256_setr_epi32(
+            lo[j0] as i32,
+            hi[j0] as i32,
+            s[14] as i32,
+            s[15] as i32,
+            lo[j1] as i32,
+            hi[j1] as i32,
+            s[14] as i32,
+            s[15] as i32,
+        );
+    }
+    let mut x = v;
+    for _ in 0..dr {
+        for set in x.iter_mut() {
+            dround_rows2(set);
+        }
+    }
+    for k in 0..SETS {
+        let [a, b, c, d] = [
+            add8(x[k][0], v[k][0]),
+            add8(x[k][1], v[k][1]),
+            add8(x[k][2], v[k][2]),
+            add8(x[k][3], v[k][3]),
+        ];
+        if 2 * k < n {
+            // SAFETY: block 2k < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(inp, out, 128 * k, _mm256_permute2x128_si256::<0x20>(a, b));
+                xor_store256(
+                    inp,
+                    out,
+                    128 * k + 32,
+                    _mm256_permute2x128_si256::<0x20>(c, d),
+                );
+            }
+        }
+        if 2 * k + 1 < n {
+            // SAFETY: block 2k + 1 < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(
+                    inp,
+                    out,
+                    128 * k + 64,
+                    _mm256_permute2x128_si256::<0x31>(a, b),
+                );
+                xor_store256(
+                    inp,
+                    out,
+                    128 * k + 96,
+                    _mm256_permute2x128_si256::<0x31>(c, d),
+                );
+            }
+        }
+    }
+}
+
 #[target_feature(enable = "avx2")]
 fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
     let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
@@ -394,9 +443,12 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     if r > 4 {
         // SAFETY: blocks i..n lie inside the buffer.
         unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r > 2 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { rows::<2>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { pass4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows::<1>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
         unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };

@@ -1,14 +1,15 @@
-//! x86_64 AVX-512F/VL backend: 16 blocks per pass with the state
-//! transposed across the sixteen 32-bit lanes of zmm registers and `vprold`
-//! rotations; short inputs and tails use 8- and 4-block ymm/xmm passes and a
-//! 1-block row-layout path, also with `vprold`.
+//! x86_64 AVX-512F/VL backend: 32 blocks per pass (two interleaved sets of
+//! 16, the state transposed across the sixteen 32-bit lanes of zmm
+//! registers) with `vprold` rotations; tails use a 16-block zmm pass, an
+//! 8-block transposed ymm pass, a 4-block row-layout zmm pass (one block per
+//! 128-bit lane) and a 1-block row-layout xmm path, all with `vprold`.
 
 use core::arch::x86_64::*;
 
 use cipher::inout::InOutBuf;
 
-use super::avx::{transpose4, transpose8, xor_store128, xor_store256};
-use super::{double_round, lane_counters};
+use super::avx::{transpose8, xor_store128, xor_store256};
+use super::{double_round, lane_counters, quarter4};
 
 // ---------------------------------------------------------------- zmm ops
 
@@ -166,21 +167,10 @@ fn load16(w: &[u32; 16]) -> __m512i {
 
 // ---------------------------------------------------------------- passes
 
-/// Up to 16 blocks (`n` in 1..=16).
-///
-/// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+/// The transposed state of 16 blocks with counters `ctr..ctr + 16`.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn pass16(
-    s: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    dr: usize,
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-) {
+fn init16(s: &[u32; 16], ctr: u64, legacy: bool) -> [__m512i; 16] {
     let (lo, hi) = lane_counters::<16>(ctr, legacy, s[13]);
     let mut v = [_mm512_setzero_si512(); 16];
     for i in 0..16 {
@@ -188,10 +178,17 @@ unsafe fn pass16(
     }
     v[12] = load16(&lo);
     v[13] = load16(&hi);
-    let mut x = v;
-    for _ in 0..dr {
-        double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
-    }
+    v
+}
+
+/// Add the input state, transpose and XOR the first `n` blocks into place.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn finish16(x: &[__m512i; 16], v: &[__m512i; 16], inp: *const u8, out: *mut u8, n: usize) {
+    let mut x = *x;
     for i in 0..16 {
         x[i] = add16(x[i], v[i]);
     }
@@ -218,6 +215,66 @@ unsafe fn pass16(
                 unsafe { xor_store512(inp, out, 64 * blk, b) };
             }
         }
+    }
+}
+
+/// Up to 16 blocks (`n` in 1..=16).
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn pass16(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let v = init16(s, ctr, legacy);
+    let mut x = v;
+    for _ in 0..dr {
+        double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { finish16(&x, &v, inp, out, n) };
+}
+
+/// 32 blocks: two independent 16-block sets whose rounds interleave.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * 32` bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn pass32(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
+    let v = init16(s, ctr, legacy);
+    let w = init16(s, ctr.wrapping_add(16), legacy);
+    let mut x = v;
+    let mut y = w;
+    for _ in 0..dr {
+        quarter4!(
+            x, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,
+            3, 7, 11, 15
+        );
+        quarter4!(
+            y, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,
+            3, 7, 11, 15
+        );
+        quarter4!(
+            x, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13,
+            3, 4, 9, 14
+        );
+        quarter4!(
+            y, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13,
+            3, 4, 9, 14
+        );
+    }
+    // SAFETY: 32 blocks valid per the caller.
+    unsafe {
+        finish16(&x, &v, inp, out, 16);
+        finish16(&y, &w, inp.add(1024), out.add(1024), 16);
     }
 }
 
@@ -276,50 +333,6 @@ unsafe fn pass8(
                 xor_store256(inp, out, 64 * (k + 4), a);
                 xor_store256(inp, out, 64 * (k + 4) + 32, b);
             }
-        }
-    }
-}
-
-/// Up to 4 blocks (`n` in 1..=4) in xmm registers.
-///
-/// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn pass4(
-    s: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    dr: usize,
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-) {
-    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
-    let mut v = [_mm_setzero_si128(); 16];
-    for i in 0..16 {
-        v[i] = _mm_set1_epi32(s[i] as i32);
-    }
-    v[12] = _mm_setr_epi32(lo[0] as i32, lo[1] as i32, lo[2] as i32, lo[3] as i32);
-    v[13] = _mm_setr_epi32(hi[0] as i32, hi[1] as i32, hi[2] as i32, hi[3] as i32);
-    let mut x = v;
-    for _ in 0..dr {
-        double_round!(x, add4, xor4, r16_4, r12_4, r8_4, r7_4);
-    }
-    for i in 0..16 {
-        x[i] = add4(x[i], v[i]);
-    }
-    let g0 = transpose4(x[0], x[1], x[2], x[3]);
-    let g1 = transpose4(x[4], x[5], x[6], x[7]);
-    let g2 = transpose4(x[8], x[9], x[10], x[11]);
-    let g3 = transpose4(x[12], x[13], x[14], x[15]);
-    for k in 0..n {
-        // SAFETY: block k < n lies inside the caller's 64 * n bytes.
-        unsafe {
-            xor_store128(inp, out, 64 * k, g0[k]);
-            xor_store128(inp, out, 64 * k + 16, g1[k]);
-            xor_store128(inp, out, 64 * k + 32, g2[k]);
-            xor_store128(inp, out, 64 * k + 48, g3[k]);
         }
     }
 }
@@ -391,6 +404,100 @@ unsafe fn block1(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
     }
 }
 
+/// Up to 4 blocks (`n` in 1..=4) in row layout, one block per 128-bit lane
+/// of four zmm registers.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn rows4(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    let rowv = |i: usize| {
+        load16(&[
+            s[i],
+            s[i + 1],
+            s[i + 2],
+            s[i + 3],
+            s[i],
+            s[i + 1],
+            s[i + 2],
+            s[i + 3],
+            s[i],
+            s[i + 1],
+            s[i + 2],
+            s[i + 3],
+            s[i],
+            s[i + 1],
+            s[i + 2],
+            s[i + 3],
+        ])
+    };
+    let v = [
+        rowv(0),
+        rowv(4),
+        rowv(8),
+        load16(&[
+            lo[0], hi[0], s[14], s[15], lo[1], hi[1], s[14], s[15], lo[2], hi[2], s[14], s[15],
+            lo[3], hi[3], s[14], s[15],
+        ]),
+    ];
+    let [mut a, mut b, mut c, mut d] = v;
+    for _ in 0..dr {
+        a = add16(a, b);
+        d = r16_16(xor16(d, a));
+        c = add16(c, d);
+        b = r12_16(xor16(b, c));
+        a = add16(a, b);
+        d = r8_16(xor16(d, a));
+        c = add16(c, d);
+        b = r7_16(xor16(b, c));
+        b = _mm512_shuffle_epi32::<0x39>(b);
+        c = _mm512_shuffle_epi32::<0x4e>(c);
+        d = _mm512_shuffle_epi32::<0x93>(d);
+        a = add16(a, b);
+        d = r16_16(xor16(d, a));
+        c = add16(c, d);
+        b = r12_16(xor16(b, c));
+        a = add16(a, b);
+        d = r8_16(xor16(d, a));
+        c = add16(c, d);
+        b = r7_16(xor16(b, c));
+        b = _mm512_shuffle_epi32::<0x93>(b);
+        c = _mm512_shuffle_epi32::<0x4e>(c);
+        d = _mm512_shuffle_epi32::<0x39>(d);
+    }
+    a = add16(a, v[0]);
+    b = add16(b, v[1]);
+    c = add16(c, v[2]);
+    d = add16(d, v[3]);
+    // 4x4 transpose of 128-bit chunks: block j = chunk j of a, b, c, d.
+    let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
+    let t1 = _mm512_shuffle_i32x4::<0x44>(c, d);
+    let t2 = _mm512_shuffle_i32x4::<0xee>(a, b);
+    let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
+    let blocks = [
+        _mm512_shuffle_i32x4::<0x88>(t0, t1),
+        _mm512_shuffle_i32x4::<0xdd>(t0, t1),
+        _mm512_shuffle_i32x4::<0x88>(t2, t3),
+        _mm512_shuffle_i32x4::<0xdd>(t2, t3),
+    ];
+    for (j, blk) in blocks.into_iter().enumerate() {
+        if j < n {
+            // SAFETY: block j < n lies inside the caller's 64 * n bytes.
+            unsafe { xor_store512(inp, out, 64 * j, blk) };
+        }
+    }
+}
+
 #[target_feature(enable = "avx512f,avx512vl")]
 fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
     let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
@@ -411,6 +518,20 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
+    while n - i >= 32 {
+        // SAFETY: blocks i..i + 32 lie inside the buffer of n blocks.
+        unsafe {
+            pass32(
+                s,
+                ctr.wrapping_add(i as u64),
+                legacy,
+                dr,
+                inp.add(64 * i),
+                out.add(64 * i),
+            )
+        };
+        i += 32;
+    }
     while n - i >= 16 {
         // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
         unsafe {
@@ -436,7 +557,7 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
         unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { pass4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
         unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
