@@ -90,3 +90,20 @@ fn zeroize_on_drop_when_the_cipher_does() {
     Mac::update(&mut mac, &[1; 33]);
     drop(mac);
 }
+
+#[test]
+fn algorithm_names() {
+    struct Name<T>(core::marker::PhantomData<T>);
+    impl<T: cipher::AlgorithmName> core::fmt::Display for Name<T> {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            T::write_alg_name(f)
+        }
+    }
+    fn name<T: cipher::AlgorithmName>() -> String {
+        Name::<T>(core::marker::PhantomData).to_string()
+    }
+    let sm4 = name::<sm4::Sm4>();
+    assert_eq!(name::<sm4_mac::Sm4Cmac>(), format!("Cmac<{sm4}>"));
+    assert_eq!(name::<sm4_mac::Sm4Xcbc>(), format!("Xcbc<{sm4}>"));
+    assert_eq!(name::<sm4_mac::Sm4CbcMac>(), format!("CbcMac<{sm4}>"));
+}

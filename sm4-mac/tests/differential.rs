@@ -113,15 +113,18 @@ where
     for len in lens {
         let key: [u8; 16] = rng.array();
         let msg = rng.bytes(len);
+        // Our MACs read the message from an odd offset (unaligned loads).
+        let (store, range) = testkit::misaligned(&msg, rng.below(16));
+        let unaligned = &store[range];
 
         let mut peer = <cmac::Cmac<R> as KeyInit>::new_from_slice(&key).unwrap();
         Mac::update(&mut peer, &msg);
         let want: [u8; 16] = peer.finalize().into_bytes()[..].try_into().unwrap();
         let mut ours = Cmac::inner_init(make(&key));
-        feed(&mut ours, &msg, &mut rng);
+        feed(&mut ours, unaligned, &mut rng);
         let mut copy = ours.clone();
         assert_eq!(ours.finalize_reset().into_bytes().0, want, "cmac len {len}");
-        feed(&mut ours, &msg, &mut rng);
+        feed(&mut ours, unaligned, &mut rng);
         assert_eq!(
             ours.finalize_fixed_reset().0,
             want,
@@ -133,9 +136,9 @@ where
 
         let want = ref_xcbc::<R>(&key, &msg);
         let mut ours = Xcbc::try_new_with(&key.into(), |k| Ok::<_, ()>(make(&k.0))).unwrap();
-        feed(&mut ours, &msg, &mut rng);
+        feed(&mut ours, unaligned, &mut rng);
         assert_eq!(ours.finalize_reset().into_bytes().0, want, "xcbc len {len}");
-        feed(&mut ours, &msg, &mut rng);
+        feed(&mut ours, unaligned, &mut rng);
         assert_eq!(
             ours.finalize().into_bytes().0,
             want,
@@ -144,13 +147,13 @@ where
 
         let want = ref_cbcmac::<R>(&key, &msg);
         let mut ours = CbcMac::inner_init(make(&key));
-        feed(&mut ours, &msg, &mut rng);
+        feed(&mut ours, unaligned, &mut rng);
         assert_eq!(
             ours.finalize_reset().into_bytes().0,
             want,
             "cbcmac len {len}"
         );
-        feed(&mut ours, &msg, &mut rng);
+        feed(&mut ours, unaligned, &mut rng);
         assert_eq!(
             ours.finalize().into_bytes().0,
             want,
