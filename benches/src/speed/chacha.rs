@@ -60,7 +60,7 @@ pub fn rows(s: &mut crate::Speed) {
     let input = [0x11u8; 16];
     for b in Backend::available() {
         s.row("hchacha20", "call", b.name(), |size| {
-            (size >= 32).then(|| {
+            (size >= 32).then_some({
                 move || {
                     for _ in 0..size / 32 {
                         black_box(
@@ -73,7 +73,7 @@ pub fn rows(s: &mut crate::Speed) {
         });
     }
     s.peer_row("hchacha20", "call", PEER, |size| {
-        (size >= 32).then(|| {
+        (size >= 32).then_some({
             move || {
                 for _ in 0..size / 32 {
                     black_box(rc_chacha20::hchacha::<rc_chacha20::R20>(
