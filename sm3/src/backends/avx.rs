@@ -75,6 +75,8 @@ macro_rules! round {
         // on this function and were checked at construction.
         unsafe {
             asm!(
+                "add {h:e}, dword ptr [{p} + {wo}]",
+                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "rorx {t0:e}, {a:e}, 20",
                 "lea {t1:e}, [{t0:r} + {tc}]",
                 "add {t1:e}, {e:e}",
@@ -82,7 +84,6 @@ macro_rules! round {
                 "mov {t2:e}, {f:e}",
                 "xor {t2:e}, {g:e}",
                 "xor {t2:e}, {e:e}",
-                "add {h:e}, dword ptr [{p} + {wo}]",
                 "add {h:e}, {t2:e}",
                 "add {h:e}, {t1:e}",
                 "xor {t0:e}, {t1:e}",
@@ -90,7 +91,6 @@ macro_rules! round {
                 "rorx {t2:e}, {h:e}, 15",
                 "xor {h:e}, {t1:e}",
                 "xor {h:e}, {t2:e}",
-                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "mov {t1:e}, {b:e}",
                 "xor {t1:e}, {c:e}",
                 "xor {t1:e}, {a:e}",
@@ -116,12 +116,13 @@ macro_rules! round {
         // on this function and were checked at construction.
         unsafe {
             asm!(
+                "add {h:e}, dword ptr [{p} + {wo}]",
+                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "rorx {t0:e}, {a:e}, 20",
                 "lea {t1:e}, [{t0:r} + {tc}]",
                 "add {t1:e}, {e:e}",
                 "rorx {t1:e}, {t1:e}, 25",
                 "andn {t2:e}, {e:e}, {g:e}",
-                "add {h:e}, dword ptr [{p} + {wo}]",
                 "add {h:e}, {t2:e}",
                 "mov {t2:e}, {f:e}",
                 "and {t2:e}, {e:e}",
@@ -132,7 +133,6 @@ macro_rules! round {
                 "rorx {t2:e}, {h:e}, 15",
                 "xor {h:e}, {t1:e}",
                 "xor {h:e}, {t2:e}",
-                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "mov {t1:e}, {b:e}",
                 "or {t1:e}, {c:e}",
                 "and {t1:e}, {a:e}",
