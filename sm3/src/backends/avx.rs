@@ -76,7 +76,6 @@ macro_rules! round {
         unsafe {
             asm!(
                 "add {h:e}, dword ptr [{p} + {wo}]",
-                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "rorx {t0:e}, {a:e}, 20",
                 "lea {t1:e}, [{t0:r} + {tc}]",
                 "add {t1:e}, {e:e}",
@@ -87,10 +86,11 @@ macro_rules! round {
                 "add {h:e}, {t2:e}",
                 "add {h:e}, {t1:e}",
                 "xor {t0:e}, {t1:e}",
-                "rorx {t1:e}, {h:e}, 23",
                 "rorx {t2:e}, {h:e}, 15",
+                "rorx {t1:e}, {h:e}, 23",
+                "xor {t1:e}, {t2:e}",
                 "xor {h:e}, {t1:e}",
-                "xor {h:e}, {t2:e}",
+                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "mov {t1:e}, {b:e}",
                 "xor {t1:e}, {c:e}",
                 "xor {t1:e}, {a:e}",
@@ -117,7 +117,6 @@ macro_rules! round {
         unsafe {
             asm!(
                 "add {h:e}, dword ptr [{p} + {wo}]",
-                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "rorx {t0:e}, {a:e}, 20",
                 "lea {t1:e}, [{t0:r} + {tc}]",
                 "add {t1:e}, {e:e}",
@@ -129,10 +128,11 @@ macro_rules! round {
                 "add {h:e}, {t2:e}",
                 "add {h:e}, {t1:e}",
                 "xor {t0:e}, {t1:e}",
-                "rorx {t1:e}, {h:e}, 23",
                 "rorx {t2:e}, {h:e}, 15",
+                "rorx {t1:e}, {h:e}, 23",
+                "xor {t1:e}, {t2:e}",
                 "xor {h:e}, {t1:e}",
-                "xor {h:e}, {t2:e}",
+                "add {d:e}, dword ptr [{p} + {wpo}]",
                 "mov {t1:e}, {b:e}",
                 "or {t1:e}, {c:e}",
                 "and {t1:e}, {a:e}",
