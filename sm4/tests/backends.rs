@@ -67,7 +67,12 @@ fn backends_match_soft() {
             enc_blocks(&c, &mut buf[r.clone()]);
             assert_eq!(&buf[r.clone()], &want_enc[..], "{} enc {nblocks}", b.name());
             dec_blocks(&c, &mut buf[r.clone()]);
-            assert_eq!(&buf[r.clone()], &data[..], "{} roundtrip {nblocks}", b.name());
+            assert_eq!(
+                &buf[r.clone()],
+                &data[..],
+                "{} roundtrip {nblocks}",
+                b.name()
+            );
             dec_blocks(&c, &mut buf[r.clone()]);
             assert_eq!(&buf[r.clone()], &want_dec[..], "{} dec {nblocks}", b.name());
             // out of place, misaligned input and output
@@ -79,14 +84,24 @@ fn backends_match_soft() {
                 let ob = blocks(&mut outb[ro.clone()]);
                 c.encrypt_blocks_inout(InOutBuf::new(ibl, ob).unwrap());
             }
-            assert_eq!(&outb[ro.clone()], &want_enc[..], "{} enc b2b {nblocks}", b.name());
+            assert_eq!(
+                &outb[ro.clone()],
+                &want_enc[..],
+                "{} enc b2b {nblocks}",
+                b.name()
+            );
             {
                 let mut ib = want_enc.clone();
                 let ibl = blocks(&mut ib);
                 let ob = blocks(&mut outb[ro.clone()]);
                 c.decrypt_blocks_inout(InOutBuf::new(ibl, ob).unwrap());
             }
-            assert_eq!(&outb[ro.clone()], &data[..], "{} dec b2b {nblocks}", b.name());
+            assert_eq!(
+                &outb[ro.clone()],
+                &data[..],
+                "{} dec b2b {nblocks}",
+                b.name()
+            );
             // single blocks
             if nblocks > 0 {
                 let mut blk = cipher::Block::<Sm4>::try_from(&data[..16]).unwrap();

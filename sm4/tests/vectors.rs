@@ -26,11 +26,23 @@ fn gbt32907_examples() {
             for _ in 0..n {
                 cipher.encrypt_block(&mut block);
             }
-            assert_eq!(block.as_slice(), &c.hex("ciphertext")[..], "{} {}", c.id(), b.name());
+            assert_eq!(
+                block.as_slice(),
+                &c.hex("ciphertext")[..],
+                "{} {}",
+                c.id(),
+                b.name()
+            );
             for _ in 0..n {
                 cipher.decrypt_block(&mut block);
             }
-            assert_eq!(block.as_slice(), &c.hex("plaintext")[..], "{} {}", c.id(), b.name());
+            assert_eq!(
+                block.as_slice(),
+                &c.hex("plaintext")[..],
+                "{} {}",
+                c.id(),
+                b.name()
+            );
         }
     }
 }
@@ -76,7 +88,9 @@ fn mode_vectors() {
                 let key = c.hex("key");
                 let k1 = Sm4::new_from_slice(&key[..16]).unwrap();
                 let k2 = Sm4::new_from_slice(&key[16..]).unwrap();
-                run(&|b| xts_enc(&k1, &k2, &iv, b), &|b| xts_dec(&k1, &k2, &iv, b));
+                run(&|b| xts_enc(&k1, &k2, &iv, b), &|b| {
+                    xts_dec(&k1, &k2, &iv, b)
+                });
             }
             // Skipped on purpose: no RustCrypto crate implements CBC-CS3
             // (Linux `cts(cbc(sm4))`) or the GB/T 17964-2021 XTS variant
@@ -93,15 +107,28 @@ fn mode_vectors() {
     assert!(counts["xts"] >= 6 && counts["ctr"] >= 5 && counts["cbc"] >= 6);
 }
 
-fn aead_case<M: aead::array::ArraySize + ccm::TagSize, N: aead::array::ArraySize + ccm::NonceSize>(
+fn aead_case<
+    M: aead::array::ArraySize + ccm::TagSize,
+    N: aead::array::ArraySize + ccm::NonceSize,
+>(
     c: &testkit::Case,
 ) {
     let k = key16(c);
-    let (nonce, aad, pt, ct, tag) = (c.hex("nonce"), c.hex("aad"), c.hex("plaintext"), c.hex("ciphertext"), c.hex("tag"));
+    let (nonce, aad, pt, ct, tag) = (
+        c.hex("nonce"),
+        c.hex("aad"),
+        c.hex("plaintext"),
+        c.hex("ciphertext"),
+        c.hex("tag"),
+    );
     let g = ccm::Ccm::<Sm4, M, N>::from(k);
     let mut buf = pt.clone();
     let t = g
-        .encrypt_inout_detached(nonce.as_slice().try_into().unwrap(), &aad, buf.as_mut_slice().into())
+        .encrypt_inout_detached(
+            nonce.as_slice().try_into().unwrap(),
+            &aad,
+            buf.as_mut_slice().into(),
+        )
         .unwrap();
     assert_eq!(buf, ct, "{}", c.id());
     assert_eq!(t.as_slice(), &tag[..], "{}", c.id());
@@ -119,8 +146,19 @@ fn aead_case<M: aead::array::ArraySize + ccm::TagSize, N: aead::array::ArraySize
 fn aead_vectors() {
     let mut n = 0;
     for c in testkit::load_cases(env!("CARGO_MANIFEST_DIR"), "tests/data/sm4-aead.json") {
-        assert_eq!(c.raw("valid").and_then(|v| v.as_bool()), Some(true), "{}", c.id());
-        let (nonce, aad, pt, ct, tag) = (c.hex("nonce"), c.hex("aad"), c.hex("plaintext"), c.hex("ciphertext"), c.hex("tag"));
+        assert_eq!(
+            c.raw("valid").and_then(|v| v.as_bool()),
+            Some(true),
+            "{}",
+            c.id()
+        );
+        let (nonce, aad, pt, ct, tag) = (
+            c.hex("nonce"),
+            c.hex("aad"),
+            c.hex("plaintext"),
+            c.hex("ciphertext"),
+            c.hex("tag"),
+        );
         match (c.str("mode"), nonce.len(), tag.len()) {
             ("gcm", 12, 16) => {
                 for b in sm4::Backend::available() {
@@ -149,7 +187,10 @@ fn aead_vectors() {
 #[test]
 fn wrong_key_lengths() {
     for len in [0, 1, 15, 17, 24, 32] {
-        assert_eq!(Sm4::new_from_slice(&vec![0u8; len]).unwrap_err(), InvalidLength);
+        assert_eq!(
+            Sm4::new_from_slice(&vec![0u8; len]).unwrap_err(),
+            InvalidLength
+        );
     }
     assert!(Sm4::new_from_slice(&[0u8; 16]).is_ok());
 }
@@ -166,7 +207,9 @@ fn names_and_debug() {
     assert_eq!(N.to_string(), "Sm4");
     let k = Sm4::new(&[0x42u8; 16].into());
     let d = format!("{k:?}");
-    assert!(d.contains(sm4::backend()) && !d.contains("42") && !d.contains("66"), "{d}");
+    assert!(
+        d.contains(sm4::backend()) && !d.contains("42") && !d.contains("66"),
+        "{d}"
+    );
     assert!(sm4::Backend::available().any(|b| b.name() == sm4::backend()));
 }
-

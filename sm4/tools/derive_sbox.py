@@ -140,3 +140,17 @@ print(f"// soft tower field: LAMBDA = {LAMBDA}")
 print("const IN_ROWS: [u8; 8] =", fmt(T1) + ";", f"const IN_C: u8 = 0x{t1:02x};")
 print("const OUT_ROWS: [u8; 8] =", fmt(T2) + ";", f"const OUT_C: u8 = 0x{t2:02x};")
 print("const LAMBDA_SQ_ROWS: [u8; 4] =", fmt(lsq_rows) + ";")
+
+# ---- single-block latency path of the GFNI kernels ----
+# Next round's S-box input after the first affine step, computed straight
+# from the inversion: y' = M1·q + c1 + M1·L(s) with s = M2·inv(y) + c2 and
+# M1·L(s) = sM ^ rol24(sM) ^ (sP ^ rol8 sP ^ rol16 sP) ^ (rol8 sQ ^ rol16 sQ ^ rol24 sQ)
+# where sM = M1·s, sP = M1·(s << 2), sQ = M1·(s >> 6) (bytewise shifts),
+# each one gf2p8affineinvqb of y.
+SHL2 = [(1 << (i - 2)) if i >= 2 else 0 for i in range(8)]
+SHR6 = [(1 << (i + 6)) if i <= 1 else 0 for i in range(8)]
+for name, T in (("SM", M1), ("SP", matmul(M1, SHL2)), ("SQ", matmul(M1, SHR6))):
+    rows = matmul(T, M2)
+    print(f"const {name}: i64 = 0x{gfni_qword(rows):016x}_u64 as i64;  const {name}_C: i32 = 0x{matvec(T, c2):02x};")
+# Single-block path keeps the state as X = M1·x (bytewise), leaving it with M1^-1:
+print(f"const PRE_INV: i64 = 0x{gfni_qword(matinv(M1)):016x}_u64 as i64;")

@@ -43,13 +43,6 @@ fn sbox512(x: __m512i) -> __m512i {
     _mm512_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm512_set1_epi64(POST))
 }
 
-#[inline]
-#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-fn sbox128(x: __m128i) -> __m128i {
-    let y = _mm_gf2p8affine_epi64_epi8::<PRE_C>(x, _mm_set1_epi64x(PRE));
-    _mm_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm_set1_epi64x(POST))
-}
-
 /// Transpose four registers of four blocks each into four registers of one
 /// word each (per 128-bit lane); applied to the reversed outputs it is its
 /// own inverse.
@@ -134,20 +127,67 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     }
 }
 
-/// One single-block round: returns `a ^ L(S(t))` and the next round's
-/// S-box input `a ^ L(S(t)) ^ c ^ d ^ k`.
+/// `gf2p8affineinvqb` matrices and constants of the single-block path:
+/// `M1·s`, `M1·(s << 2)` and `M1·(s >> 6)` (bytewise shifts) straight from
+/// the inverse, `M1` being the matrix of [`PRE`] and `s` the S-box output
+/// (see `tools/derive_sbox.py`).
+const SM: i64 = 0x280f_0901_760d_c1af_u64 as i64;
+const SM_C: i32 = 0xad;
+const SP: i64 = 0x2c02_b190_9fa9_4018_u64 as i64;
+const SP_C: i32 = 0xdf;
+const SQ: i64 = 0x0000_b5b5_8989_00b5_u64 as i64;
+const SQ_C: i32 = 0xbc;
+
+/// `M1^-1`: back from the single-block path's state representation.
+const PRE_INV: i64 = 0xb3a4_f586_3284_728b_u64 as i64;
+
+/// The bytewise affine map `x -> m·x + C`.
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-fn round1(a: __m128i, t: __m128i, c: __m128i, d: __m128i, k: __m128i) -> (__m128i, __m128i) {
-    let p = _mm_ternarylogic_epi32::<0x96>(c, d, k);
-    let s = sbox128(t);
-    let u = _mm_ternarylogic_epi32::<0x96>(a, s, _mm_rol_epi32::<2>(s));
-    let v = _mm_ternarylogic_epi32::<0x96>(
-        _mm_rol_epi32::<10>(s),
-        _mm_rol_epi32::<18>(s),
-        _mm_rol_epi32::<24>(s),
+fn aff<const C: i32>(x: __m128i, m: i64) -> __m128i {
+    _mm_gf2p8affine_epi64_epi8::<C>(x, _mm_set1_epi64x(m))
+}
+
+/// The bytewise map `y -> m·inv(y) + C`.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+fn aff_inv<const C: i32>(y: __m128i, m: i64) -> __m128i {
+    _mm_gf2p8affineinv_epi64_epi8::<C>(y, _mm_set1_epi64x(m))
+}
+
+/// One single-block round on the state kept as `X = M1·x` (`M1` the matrix
+/// of [`PRE`]; linear and bytewise, so it commutes with XOR and with byte
+/// rotations). `y = M1·t + c1` is this round's S-box input after the first
+/// affine step. With `s` the S-box output,
+/// `M1·L(s) = sM ^ rol24(sM) ^ sP ^ rol8(sP) ^ rol16(sP) ^ rol8(sQ) ^
+/// rol16(sQ) ^ rol24(sQ)` where `sM = M1·s`, `sP = M1·(s << 2)` and
+/// `sQ = M1·(s >> 6)` (bytewise shifts; `rol2(u)` is `u << 2` in each byte
+/// XOR `u >> 6` of the byte below) each come from one `gf2p8affineinvqb`
+/// of `y`. Returns `X_a ^ M1·L(s)` and the next `y`
+/// (`= that ^ X_c ^ X_d ^ (M1·k' + c1)`). Critical path: one
+/// `gf2p8affineinvqb`, one rotation, two `vpternlogd`.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+fn round1(a: __m128i, y: __m128i, c: __m128i, d: __m128i, k: u32) -> (__m128i, __m128i) {
+    let km = aff::<PRE_C>(_mm_set1_epi32(k as i32), PRE);
+    let z = _mm_ternarylogic_epi32::<0x96>(a, c, _mm_xor_si128(d, km));
+    let sm = aff_inv::<SM_C>(y, SM);
+    let sp = aff_inv::<SP_C>(y, SP);
+    let sq = aff_inv::<SQ_C>(y, SQ);
+    let w0 = _mm_ternarylogic_epi32::<0x96>(sm, sp, _mm_rol_epi32::<24>(sm));
+    let w1 = _mm_ternarylogic_epi32::<0x96>(
+        _mm_rol_epi32::<8>(sp),
+        _mm_rol_epi32::<16>(sp),
+        _mm_rol_epi32::<8>(sq),
     );
-    (_mm_xor_si128(u, v), _mm_ternarylogic_epi32::<0x96>(u, v, p))
+    let q16 = _mm_rol_epi32::<16>(sq);
+    let q24 = _mm_rol_epi32::<24>(sq);
+    let w2 = _mm_ternarylogic_epi32::<0x96>(q16, q24, a);
+    let w3 = _mm_ternarylogic_epi32::<0x96>(q16, q24, z);
+    (
+        _mm_ternarylogic_epi32::<0x96>(w0, w1, w2),
+        _mm_ternarylogic_epi32::<0x96>(w0, w1, w3),
+    )
 }
 
 /// One block, latency first: each word in its own xmm register.
@@ -160,27 +200,26 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let bswap = bswap32();
     // SAFETY: one readable block.
     let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    // X = M1·x for the whole block at once (bytewise map).
+    let v = aff::<0>(v, PRE);
     let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
         _mm_shuffle_epi32::<0x55>(v),
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let k = |r: usize| _mm_set1_epi32(rk[r] as i32);
-    // The S-box input of the next round, `x_new ^ (c ^ d ^ k')`, is formed
-    // by one ternary op from the two halves of `L`, with `c ^ d ^ k'`
-    // computed off the critical path.
-    let mut t = _mm_ternarylogic_epi32::<0x96>(x1, x2, _mm_xor_si128(x3, k(0)));
+    let k0 = aff::<PRE_C>(_mm_set1_epi32(rk[0] as i32), PRE);
+    let mut y = _mm_ternarylogic_epi32::<0x96>(x1, x2, _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
-        (x0, t) = round1(x0, t, x2, x3, k(r + 1));
-        (x1, t) = round1(x1, t, x3, x0, k((r + 2) % 32));
-        (x2, t) = round1(x2, t, x0, x1, k((r + 3) % 32));
-        (x3, t) = round1(x3, t, x1, x2, k((r + 4) % 32));
+        (x0, y) = round1(x0, y, x2, x3, rk[r + 1]);
+        (x1, y) = round1(x1, y, x3, x0, rk[(r + 2) % 32]);
+        (x2, y) = round1(x2, y, x0, x1, rk[(r + 3) % 32]);
+        (x3, y) = round1(x3, y, x1, x2, rk[(r + 4) % 32]);
     }
-    let x = [x0, x1, x2, x3];
-    let lo = _mm_unpacklo_epi32(x[3], x[2]);
-    let hi = _mm_unpacklo_epi32(x[1], x[0]);
-    let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);
+    let lo = _mm_unpacklo_epi32(x3, x2);
+    let hi = _mm_unpacklo_epi32(x1, x0);
+    let v = aff::<0>(_mm_unpacklo_epi64(lo, hi), PRE_INV);
+    let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }

@@ -42,10 +42,12 @@ pub fn cfb_dec_blocks(c: &Sm4, iv: &[u8; 16], buf: &mut [u8]) {
     cfb_mode::Decryptor::<Sm4>::inner_iv_init(c.clone(), iv.into()).decrypt_blocks(blocks(buf));
 }
 pub fn ofb(c: &Sm4, iv: &[u8; 16], buf: &mut [u8]) {
-    ofb::Ofb::<Sm4>::from_core(ofb::OfbCore::inner_iv_init(c.clone(), iv.into())).apply_keystream(buf);
+    ofb::Ofb::<Sm4>::from_core(ofb::OfbCore::inner_iv_init(c.clone(), iv.into()))
+        .apply_keystream(buf);
 }
 pub fn ctr(c: &Sm4, iv: &[u8; 16], buf: &mut [u8]) {
-    ctr::Ctr128BE::<Sm4>::from_core(ctr::CtrCore::inner_iv_init(c.clone(), iv.into())).apply_keystream(buf);
+    ctr::Ctr128BE::<Sm4>::from_core(ctr::CtrCore::inner_iv_init(c.clone(), iv.into()))
+        .apply_keystream(buf);
 }
 /// IEEE 1619 XTS on one sector (buf.len() >= 16).
 pub fn xts_enc(c1: &Sm4, c2: &Sm4, iv: &[u8; 16], buf: &mut [u8]) {
@@ -71,8 +73,13 @@ pub fn gcm_open(c: &Sm4, nonce: &[u8; 12], aad: &[u8], ct: &[u8]) -> Option<Vec<
     let g = Sm4Gcm::from(c.clone());
     let (body, tag) = ct.split_at(ct.len() - 16);
     let mut buf = body.to_vec();
-    g.decrypt_inout_detached(nonce.into(), aad, buf.as_mut_slice().into(), tag.try_into().unwrap())
-        .ok()?;
+    g.decrypt_inout_detached(
+        nonce.into(),
+        aad,
+        buf.as_mut_slice().into(),
+        tag.try_into().unwrap(),
+    )
+    .ok()?;
     Some(buf)
 }
 
