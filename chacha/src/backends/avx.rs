@@ -238,9 +238,11 @@ fn rows_rounds(
         d = r8_4(xor4(d, a));
         c = add4(c, d);
         b = r7_4(xor4(b, c));
-        b = _mm_shuffle_epi32::<0x39>(b);
-        c = _mm_shuffle_epi32::<0x4e>(c);
-        d = _mm_shuffle_epi32::<0x93>(d);
+        // Rotate a, c and d (not b, the last one computed) so that the
+        // shuffles stay off the critical path.
+        a = _mm_shuffle_epi32::<0x93>(a);
+        c = _mm_shuffle_epi32::<0x39>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
         a = add4(a, b);
         d = r16_4(xor4(d, a));
         c = add4(c, d);
@@ -249,9 +251,9 @@ fn rows_rounds(
         d = r8_4(xor4(d, a));
         c = add4(c, d);
         b = r7_4(xor4(b, c));
-        b = _mm_shuffle_epi32::<0x93>(b);
-        c = _mm_shuffle_epi32::<0x4e>(c);
-        d = _mm_shuffle_epi32::<0x39>(d);
+        a = _mm_shuffle_epi32::<0x39>(a);
+        c = _mm_shuffle_epi32::<0x93>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
     }
     [a, b, c, d]
 }
@@ -307,9 +309,10 @@ fn dround_rows2(x: &mut [__m256i; 4]) {
     d = r8_8(xor8(d, a));
     c = add8(c, d);
     b = r7_8(xor8(b, c));
-    b = _mm256_shuffle_epi32::<0x39>(b);
-    c = _mm256_shuffle_epi32::<0x4e>(c);
-    d = _mm256_shuffle_epi32::<0x93>(d);
+    // a, c and d move (not b): the shuffles stay off the critical path.
+    a = _mm256_shuffle_epi32::<0x93>(a);
+    c = _mm256_shuffle_epi32::<0x39>(c);
+    d = _mm256_shuffle_epi32::<0x4e>(d);
     a = add8(a, b);
     d = r16_8(xor8(d, a));
     c = add8(c, d);
@@ -318,9 +321,9 @@ fn dround_rows2(x: &mut [__m256i; 4]) {
     d = r8_8(xor8(d, a));
     c = add8(c, d);
     b = r7_8(xor8(b, c));
-    b = _mm256_shuffle_epi32::<0x93>(b);
-    c = _mm256_shuffle_epi32::<0x4e>(c);
-    d = _mm256_shuffle_epi32::<0x39>(d);
+    a = _mm256_shuffle_epi32::<0x39>(a);
+    c = _mm256_shuffle_epi32::<0x93>(c);
+    d = _mm256_shuffle_epi32::<0x4e>(d);
     *x = [a, b, c, d];
 }
 

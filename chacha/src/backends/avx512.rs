@@ -355,9 +355,11 @@ fn rows_rounds(
         d = r8_4(xor4(d, a));
         c = add4(c, d);
         b = r7_4(xor4(b, c));
-        b = _mm_shuffle_epi32::<0x39>(b);
-        c = _mm_shuffle_epi32::<0x4e>(c);
-        d = _mm_shuffle_epi32::<0x93>(d);
+        // Rotate a, c and d (not b, the last one computed) so that the
+        // shuffles stay off the critical path.
+        a = _mm_shuffle_epi32::<0x93>(a);
+        c = _mm_shuffle_epi32::<0x39>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
         a = add4(a, b);
         d = r16_4(xor4(d, a));
         c = add4(c, d);
@@ -366,9 +368,9 @@ fn rows_rounds(
         d = r8_4(xor4(d, a));
         c = add4(c, d);
         b = r7_4(xor4(b, c));
-        b = _mm_shuffle_epi32::<0x93>(b);
-        c = _mm_shuffle_epi32::<0x4e>(c);
-        d = _mm_shuffle_epi32::<0x39>(d);
+        a = _mm_shuffle_epi32::<0x39>(a);
+        c = _mm_shuffle_epi32::<0x93>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
     }
     [a, b, c, d]
 }
@@ -460,9 +462,11 @@ unsafe fn rows4(
         d = r8_16(xor16(d, a));
         c = add16(c, d);
         b = r7_16(xor16(b, c));
-        b = _mm512_shuffle_epi32::<0x39>(b);
-        c = _mm512_shuffle_epi32::<0x4e>(c);
-        d = _mm512_shuffle_epi32::<0x93>(d);
+        // Rotate a, c and d (not b, the last one computed) so that the
+        // shuffles stay off the critical path.
+        a = _mm512_shuffle_epi32::<0x93>(a);
+        c = _mm512_shuffle_epi32::<0x39>(c);
+        d = _mm512_shuffle_epi32::<0x4e>(d);
         a = add16(a, b);
         d = r16_16(xor16(d, a));
         c = add16(c, d);
@@ -471,9 +475,9 @@ unsafe fn rows4(
         d = r8_16(xor16(d, a));
         c = add16(c, d);
         b = r7_16(xor16(b, c));
-        b = _mm512_shuffle_epi32::<0x93>(b);
-        c = _mm512_shuffle_epi32::<0x4e>(c);
-        d = _mm512_shuffle_epi32::<0x39>(d);
+        a = _mm512_shuffle_epi32::<0x39>(a);
+        c = _mm512_shuffle_epi32::<0x93>(c);
+        d = _mm512_shuffle_epi32::<0x4e>(d);
     }
     a = add16(a, v[0]);
     b = add16(b, v[1]);

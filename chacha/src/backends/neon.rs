@@ -148,9 +148,11 @@ fn rows_rounds(
         d = r8(xor(d, a));
         c = add(c, d);
         b = r7(xor(b, c));
-        b = vextq_u32::<1>(b, b);
-        c = vextq_u32::<2>(c, c);
-        d = vextq_u32::<3>(d, d);
+        // Rotate a, c and d (not b, the last one computed) so that the
+        // lane moves stay off the critical path.
+        a = vextq_u32::<3>(a, a);
+        c = vextq_u32::<1>(c, c);
+        d = vextq_u32::<2>(d, d);
         a = add(a, b);
         d = r16(xor(d, a));
         c = add(c, d);
@@ -159,9 +161,9 @@ fn rows_rounds(
         d = r8(xor(d, a));
         c = add(c, d);
         b = r7(xor(b, c));
-        b = vextq_u32::<3>(b, b);
-        c = vextq_u32::<2>(c, c);
-        d = vextq_u32::<1>(d, d);
+        a = vextq_u32::<1>(a, a);
+        c = vextq_u32::<3>(c, c);
+        d = vextq_u32::<2>(d, d);
     }
     [a, b, c, d]
 }
