@@ -69,6 +69,18 @@ impl Lane for V {
     }
 }
 
+/// `vpshufb` mask rotating every 32-bit word left by 8 bits.
+#[inline(always)]
+unsafe fn rol8_mask() -> __m256i {
+    // SAFETY: AVX per the caller's contract.
+    unsafe {
+        _mm256_setr_epi8(
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9,
+            10, 15, 12, 13, 14,
+        )
+    }
+}
+
 #[target_feature(enable = "avx2")]
 fn run(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: this function has AVX2 enabled, and `digest_many` below only

@@ -59,27 +59,6 @@ impl Lane for V {
         V(unsafe { _mm512_rol_epi32::<L>(self.0) })
     }
 
-    #[inline(always)]
-    unsafe fn p0(self) -> Self {
-        // rol17 = rol8(rol9): the byte rotation runs as a shuffle.
-        // SAFETY: AVX-512F/BW per the trait contract.
-        unsafe {
-            let r9 = _mm512_rol_epi32::<9>(self.0);
-            let r17 = _mm512_shuffle_epi8(r9, rol8_mask());
-            V(_mm512_ternarylogic_epi32::<0x96>(self.0, r9, r17))
-        }
-    }
-    #[inline(always)]
-    unsafe fn p1(self) -> Self {
-        // rol23 = rol8(rol15).
-        // SAFETY: AVX-512F/BW per the trait contract.
-        unsafe {
-            let r15 = _mm512_rol_epi32::<15>(self.0);
-            let r23 = _mm512_shuffle_epi8(r15, rol8_mask());
-            V(_mm512_ternarylogic_epi32::<0x96>(self.0, r15, r23))
-        }
-    }
-
     /// One 64-byte load per block, byte swap, then a 16x16 transpose of
     /// 32-bit words (two rounds of unpacks within 128-bit lanes, then two of
     /// 128-bit lane shuffles).
@@ -126,13 +105,6 @@ impl Lane for V {
             out
         }
     }
-}
-
-/// `vpshufb` mask rotating every 32-bit word left by 8 bits.
-#[inline(always)]
-unsafe fn rol8_mask() -> __m512i {
-    // SAFETY: AVX-512F per the caller's contract.
-    unsafe { _mm512_set4_epi32(0x0e0d_0c0f, 0x0a09_080b, 0x0605_0407, 0x0201_0003) }
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]

@@ -83,15 +83,15 @@ unsafe fn round<V: Lane, const HI: bool>(
     // SAFETY: forwarded from the caller's contract.
     unsafe {
         let a12 = rol!(a, 12);
-        let ss1 = rol!(a12.add(e).add(V::splat(t)), 7);
+        let ss1 = rol!(a12.add(V::splat(t)).add(e), 7);
         let ss2 = ss1.xor(a12);
         let (ff, gg) = if HI {
             (a.maj(*b, c), e.choose(*f, g))
         } else {
             (a.xor3(*b, c), e.xor3(*f, g))
         };
-        let tt1 = ff.add(*d).add(w.xor(w4)).add(ss2);
-        let tt2 = gg.add(*h).add(w).add(ss1);
+        let tt1 = ff.add(d.add(w.xor(w4))).add(ss2);
+        let tt2 = gg.add(h.add(w)).add(ss1);
         *b = rol!(*b, 9);
         *f = rol!(*f, 19);
         *d = tt1;
