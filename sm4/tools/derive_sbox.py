@@ -154,3 +154,30 @@ for name, T in (("SM", M1), ("SP", matmul(M1, SHL2)), ("SQ", matmul(M1, SHR6))):
     print(f"const {name}: i64 = 0x{gfni_qword(rows):016x}_u64 as i64;  const {name}_C: i32 = 0x{matvec(T, c2):02x};")
 # Single-block path keeps the state as X = M1·x (bytewise), leaving it with M1^-1:
 print(f"const PRE_INV: i64 = 0x{gfni_qword(matinv(M1)):016x}_u64 as i64;")
+
+# Fewer rotations: M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE) with
+# sA = M1·(s ^ (s << 2)), sD = M1·((s << 2) ^ (s >> 6)), sE = M1·(s ^ (s >> 6)).
+I8 = [1 << i for i in range(8)]
+madd = lambda a, b: [x ^ y for x, y in zip(a, b)]
+MA = matmul(M1, madd(I8, SHL2)); MD = matmul(M1, madd(SHL2, SHR6)); ME = matmul(M1, madd(I8, SHR6))
+def ML_check():
+    import random
+    rol = lambda w, n: ((w << n) | (w >> (32 - n))) & 0xffffffff
+    bw = lambda m, w: sum(matvec(m, (w >> (8 * i)) & 255) << (8 * i) for i in range(4))
+    for _ in range(1000):
+        s = random.getrandbits(32)
+        L = s ^ rol(s, 2) ^ rol(s, 10) ^ rol(s, 18) ^ rol(s, 24)
+        assert bw(M1, L) == bw(MA, s) ^ rol(bw(MD, s), 8) ^ rol(bw(MD, s), 16) ^ rol(bw(ME, s), 24)
+ML_check()
+print("// GFNI single-block: gf2p8affineinvqb straight to sA, sD, sE")
+for name, T in (("SA", MA), ("SD", MD), ("SE", ME)):
+    print(f"const {name}: i64 = 0x{gfni_qword(matmul(T, M2)):016x}_u64 as i64;  const {name}_C: i32 = 0x{matvec(T, c2):02x};")
+print("// AES-NI single-block: nibble tables from z = SubBytes(y) to sA, sD, sE; M1 and M1^-1")
+for name, T in (("SA", MA), ("SD", MD), ("SE", ME)):
+    R = matmul(T, M3); c = matvec(T, c3)
+    print(f"const {name}_LO: [u8; 16] =", fmt(lo(R, c)) + ";")
+    print(f"const {name}_HI: [u8; 16] =", fmt(hi(R)) + ";")
+print("const M1_LO: [u8; 16] =", fmt(lo(M1, 0)) + ";")
+print("const M1_HI: [u8; 16] =", fmt(hi(M1)) + ";")
+print("const M1_INV_LO: [u8; 16] =", fmt(lo(matinv(M1), 0)) + ";")
+print("const M1_INV_HI: [u8; 16] =", fmt(hi(matinv(M1))) + ";")

@@ -12,10 +12,10 @@
 
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOutBuf, consts::U16};
+use cipher::{Block, InOutBuf, consts::U32};
 
-/// Blocks per batch: two interleaved 8-block groups.
-pub(crate) type ParBlocks = U16;
+/// Blocks per batch: four interleaved 8-block groups.
+pub(crate) type ParBlocks = U32;
 
 /// Nibble tables of the input map (constant folded into the low table).
 const PRE_LO: [i8; 16] = nib([
@@ -101,6 +101,7 @@ fn sbox256(x: __m256i) -> __m256i {
     nibble_map(z, table(&POST_LO), table(&POST_HI))
 }
 
+/// The S-box on a register whose four 32-bit columns are equal.
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 fn sbox128(x: __m128i) -> __m128i {
@@ -112,7 +113,9 @@ fn sbox128(x: __m128i) -> __m128i {
         _mm_xor_si128(_mm_shuffle_epi8(lo, l), _mm_shuffle_epi8(hi, h))
     };
     let y = map(x, c(&PRE_LO), c(&PRE_HI));
-    let y = _mm_shuffle_epi8(y, c(&INV_SHIFT_ROWS));
+    // No inverse ShiftRows here: on the single-block path every register
+    // holds one word broadcast to all four columns, and ShiftRows only moves
+    // bytes between columns, so it changes nothing.
     let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
     map(z, c(&POST_LO), c(&POST_HI))
 }
@@ -281,27 +284,28 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
         return;
     }
     let mut done = 0;
-    while n - done >= 16 {
-        // SAFETY: 16 blocks remain at offset `done` in both buffers, which
+    while n - done >= 32 {
+        // SAFETY: 32 blocks remain at offset `done` in both buffers, which
         // InOutBuf guarantees equal or disjoint.
-        unsafe { groups::<2>(rk, inp.add(16 * done), out.add(16 * done)) };
-        done += 16;
+        unsafe { groups::<4>(rk, inp.add(16 * done), out.add(16 * done)) };
+        done += 32;
     }
     let rest = n - done;
     if rest == 0 {
         return;
     }
-    let mut buf = [0u8; 16 * 16];
+    let mut buf = [0u8; 16 * 32];
     // SAFETY: `rest` blocks remain readable at `done`; `buf` is a separate
-    // local buffer of 16 blocks.
+    // local buffer of 32 blocks.
     unsafe { core::ptr::copy_nonoverlapping(inp.add(16 * done), buf.as_mut_ptr(), 16 * rest) };
     let p = buf.as_mut_ptr();
-    // SAFETY: `buf` holds 16 blocks, in place.
+    // SAFETY: `buf` holds 32 blocks, in place.
     unsafe {
-        if rest <= 8 {
-            groups::<1>(rk, p, p)
-        } else {
-            groups::<2>(rk, p, p)
+        match rest.div_ceil(8) {
+            1 => groups::<1>(rk, p, p),
+            2 => groups::<2>(rk, p, p),
+            3 => groups::<3>(rk, p, p),
+            _ => groups::<4>(rk, p, p),
         }
     }
     // SAFETY: `rest` blocks remain writable at `done`.

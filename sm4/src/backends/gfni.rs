@@ -127,16 +127,18 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     }
 }
 
-/// `gf2p8affineinvqb` matrices and constants of the single-block path:
-/// `M1·s`, `M1·(s << 2)` and `M1·(s >> 6)` (bytewise shifts) straight from
-/// the inverse, `M1` being the matrix of [`PRE`] and `s` the S-box output
-/// (see `tools/derive_sbox.py`).
-const SM: i64 = 0x280f_0901_760d_c1af_u64 as i64;
-const SM_C: i32 = 0xad;
-const SP: i64 = 0x2c02_b190_9fa9_4018_u64 as i64;
-const SP_C: i32 = 0xdf;
-const SQ: i64 = 0x0000_b5b5_8989_00b5_u64 as i64;
-const SQ_C: i32 = 0xbc;
+/// `gf2p8affineinvqb` matrices and constants of the single-block path,
+/// mapping the inverse straight to `sA = M1·(s ^ (s << 2))`,
+/// `sD = M1·((s << 2) ^ (s >> 6))` and `sE = M1·(s ^ (s >> 6))` (bytewise
+/// shifts), `M1` being the matrix of [`PRE`] and `s` the S-box output (see
+/// `tools/derive_sbox.py`, which also checks the identity used in
+/// [`round1`]).
+const SA: i64 = 0x040d_b891_e9a4_81b7_u64 as i64;
+const SA_C: i32 = 0x72;
+const SD: i64 = 0x2c02_0425_1620_40ad_u64 as i64;
+const SD_C: i32 = 0x63;
+const SE: i64 = 0x280f_bcb4_ff84_c11a_u64 as i64;
+const SE_C: i32 = 0x11;
 
 /// `M1^-1`: back from the single-block path's state representation.
 const PRE_INV: i64 = 0xb3a4_f586_3284_728b_u64 as i64;
@@ -158,12 +160,10 @@ fn aff_inv<const C: i32>(y: __m128i, m: i64) -> __m128i {
 /// One single-block round on the state kept as `X = M1·x` (`M1` the matrix
 /// of [`PRE`]; linear and bytewise, so it commutes with XOR and with byte
 /// rotations). `y = M1·t + c1` is this round's S-box input after the first
-/// affine step. With `s` the S-box output,
-/// `M1·L(s) = sM ^ rol24(sM) ^ sP ^ rol8(sP) ^ rol16(sP) ^ rol8(sQ) ^
-/// rol16(sQ) ^ rol24(sQ)` where `sM = M1·s`, `sP = M1·(s << 2)` and
-/// `sQ = M1·(s >> 6)` (bytewise shifts; `rol2(u)` is `u << 2` in each byte
-/// XOR `u >> 6` of the byte below) each come from one `gf2p8affineinvqb`
-/// of `y`. Returns `X_a ^ M1·L(s)` and the next `y`
+/// affine step. With `s` the S-box output, `rol2(u)` being `u << 2` in each
+/// byte XOR `u >> 6` of the byte below,
+/// `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`, the three terms each
+/// one `gf2p8affineinvqb` of `y`. Returns `X_a ^ M1·L(s)` and the next `y`
 /// (`= that ^ X_c ^ X_d ^ (M1·k' + c1)`). Critical path: one
 /// `gf2p8affineinvqb`, one rotation, two `vpternlogd`.
 #[inline]
@@ -171,22 +171,17 @@ fn aff_inv<const C: i32>(y: __m128i, m: i64) -> __m128i {
 fn round1(a: __m128i, y: __m128i, c: __m128i, d: __m128i, k: u32) -> (__m128i, __m128i) {
     let km = aff::<PRE_C>(_mm_set1_epi32(k as i32), PRE);
     let z = _mm_ternarylogic_epi32::<0x96>(a, c, _mm_xor_si128(d, km));
-    let sm = aff_inv::<SM_C>(y, SM);
-    let sp = aff_inv::<SP_C>(y, SP);
-    let sq = aff_inv::<SQ_C>(y, SQ);
-    let w0 = _mm_ternarylogic_epi32::<0x96>(sm, sp, _mm_rol_epi32::<24>(sm));
-    let w1 = _mm_ternarylogic_epi32::<0x96>(
-        _mm_rol_epi32::<8>(sp),
-        _mm_rol_epi32::<16>(sp),
-        _mm_rol_epi32::<8>(sq),
+    let sa = aff_inv::<SA_C>(y, SA);
+    let sd = aff_inv::<SD_C>(y, SD);
+    let se = aff_inv::<SE_C>(y, SE);
+    let w = _mm_ternarylogic_epi32::<0x96>(
+        _mm_rol_epi32::<8>(sd),
+        _mm_rol_epi32::<16>(sd),
+        _mm_rol_epi32::<24>(se),
     );
-    let q16 = _mm_rol_epi32::<16>(sq);
-    let q24 = _mm_rol_epi32::<24>(sq);
-    let w2 = _mm_ternarylogic_epi32::<0x96>(q16, q24, a);
-    let w3 = _mm_ternarylogic_epi32::<0x96>(q16, q24, z);
     (
-        _mm_ternarylogic_epi32::<0x96>(w0, w1, w2),
-        _mm_ternarylogic_epi32::<0x96>(w0, w1, w3),
+        _mm_ternarylogic_epi32::<0x96>(w, sa, a),
+        _mm_ternarylogic_epi32::<0x96>(w, sa, z),
     )
 }
 
