@@ -67,6 +67,74 @@ impl Lane for V {
             )
         })
     }
+
+    #[inline(always)]
+    unsafe fn p0(self) -> Self {
+        // rol17 = rol8(rol9): one byte shuffle instead of two shifts and an or.
+        // SAFETY: AVX2 per the trait contract.
+        unsafe {
+            let r9 = self.rol::<9, 23>();
+            let r17 = _mm256_shuffle_epi8(r9.0, rol8_mask());
+            V(_mm256_xor_si256(_mm256_xor_si256(self.0, r9.0), r17))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn p1(self) -> Self {
+        // rol23 = rol8(rol15).
+        // SAFETY: AVX2 per the trait contract.
+        unsafe {
+            let r15 = self.rol::<15, 17>();
+            let r23 = _mm256_shuffle_epi8(r15.0, rol8_mask());
+            V(_mm256_xor_si256(_mm256_xor_si256(self.0, r15.0), r23))
+        }
+    }
+
+    /// Two 32-byte loads per block, byte swap, then two 8x8 transposes of
+    /// 32-bit words.
+    #[inline(always)]
+    unsafe fn load_blocks(blocks: &[&[u8; 64]; MAX]) -> [Self; 16] {
+        // SAFETY: each load reads 32 bytes inside one 64-byte block; AVX2
+        // per the trait contract.
+        unsafe {
+            let bswap = _mm256_setr_epi8(
+                3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11,
+                10, 9, 8, 15, 14, 13, 12,
+            );
+            let mut out = [V(_mm256_setzero_si256()); 16];
+            for half in 0..2 {
+                let r: [__m256i; 8] = core::array::from_fn(|i| {
+                    _mm256_shuffle_epi8(
+                        _mm256_loadu_si256(blocks[i].as_ptr().add(32 * half).cast()),
+                        bswap,
+                    )
+                });
+                let t: [__m256i; 8] = core::array::from_fn(|i| {
+                    let (a, b) = (r[i & !1], r[i | 1]);
+                    if i & 1 == 0 {
+                        _mm256_unpacklo_epi32(a, b)
+                    } else {
+                        _mm256_unpackhi_epi32(a, b)
+                    }
+                });
+                // u[4g + k], lane L: word 4L + k of rows 4g..4g+4.
+                let u: [__m256i; 8] = core::array::from_fn(|i| {
+                    let (g, k) = (i / 4, i % 4);
+                    let (a, b) = (t[4 * g + (k >> 1)], t[4 * g + 2 + (k >> 1)]);
+                    if k & 1 == 0 {
+                        _mm256_unpacklo_epi64(a, b)
+                    } else {
+                        _mm256_unpackhi_epi64(a, b)
+                    }
+                });
+                for k in 0..4 {
+                    out[8 * half + k] = V(_mm256_permute2x128_si256::<0x20>(u[k], u[4 + k]));
+                    out[8 * half + 4 + k] = V(_mm256_permute2x128_si256::<0x31>(u[k], u[4 + k]));
+                }
+            }
+            out
+        }
+    }
 }
 
 /// `vpshufb` mask rotating every 32-bit word left by 8 bits.
