@@ -60,6 +60,44 @@ fn million_a() {
     assert_eq!(h.finalize()[..], want);
 }
 
+/// HMAC-SM3 known answers: GM/T 0042-2015 appendix D.3, the same vectors
+/// as the Linux kernel's `hmac_sm3_tv_template` (crypto/testmgr.h).
+#[test]
+fn hmac_sm3_vectors() {
+    use hmac::{KeyInit, Mac};
+    let abc = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".repeat(2);
+    let key1: Vec<u8> = (1..=32).collect();
+    let key2: Vec<u8> = (1..=37).collect();
+    let cases: [(&[u8], &[u8], [u8; 32]); 4] = [
+        (
+            &key1,
+            &abc,
+            hex!("ca05e144ed05d1857840d1f318a4a8669e559fc8391f414485bfdf7bb408963a"),
+        ),
+        (
+            &key2,
+            &[0xcd; 50],
+            hex!("220bf579ded555393f0159f66c99877822a3ecf610d1552154b41d44b94db3ae"),
+        ),
+        (
+            &[0x0b; 32],
+            b"Hi There",
+            hex!("c0ba18c68b90c88bc07de794bfc7d2c8d19ec31ed8773bc2b390c9604e0be11e"),
+        ),
+        (
+            b"Jefe",
+            b"what do ya want for nothing?",
+            hex!("2e87f1d16862e6d964b50a5200bf2b10b764faa9680a296a2405f24bec39f882"),
+        ),
+    ];
+    for (i, (key, msg, tag)) in cases.iter().enumerate() {
+        let mut mac = hmac::Hmac::<Sm3>::new_from_slice(key).unwrap();
+        mac.update(msg);
+        assert_eq!(mac.finalize().into_bytes()[..], tag[..], "vector {}", i + 1);
+        assert_eq!(hmac_by_definition(key, msg), *tag, "vector {}", i + 1);
+    }
+}
+
 /// HMAC from its definition (RFC 2104), on the soft backend.
 fn hmac_by_definition(key: &[u8], msg: &[u8]) -> [u8; 32] {
     let mut k = [0u8; 64];
