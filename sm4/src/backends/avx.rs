@@ -31,6 +31,23 @@ const POST_LO: [i8; 16] = nib([
 const POST_HI: [i8; 16] = nib([
     0x00, 0xe0, 0x50, 0xb0, 0x9d, 0x7d, 0xcd, 0x2d, 0xc0, 0x20, 0x90, 0x70, 0x5d, 0xbd, 0x0d, 0xed,
 ]);
+/// Single-block path (state kept as `X = M1·x`, `M1` the linear part of the
+/// input map): nibble tables from `z = SubBytes(y)` straight to
+/// `sA = M1·(s ^ (s << 2))`, `sD = M1·((s << 2) ^ (s >> 6))` and
+/// `sE = M1·(s ^ (s >> 6))` (bytewise shifts of the S-box output `s`), so
+/// that `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`; and `M1`, `M1^-1`
+/// themselves. From `tools/derive_sbox.py`, which checks the identity.
+const SA_LO: [i8; 16] = nib([0x0b, 0x8d, 0xd8, 0x5e, 0x73, 0xf5, 0xa0, 0x26, 0x17, 0x91, 0xc4, 0x42, 0x6f, 0xe9, 0xbc, 0x3a]);
+const SA_HI: [i8; 16] = nib([0x00, 0xeb, 0xdc, 0x37, 0xf0, 0x1b, 0x2c, 0xc7, 0xcd, 0x26, 0x11, 0xfa, 0x3d, 0xd6, 0xe1, 0x0a]);
+const SD_LO: [i8; 16] = nib([0x76, 0xa5, 0x7b, 0xa8, 0xd6, 0x05, 0xdb, 0x08, 0x34, 0xe7, 0x39, 0xea, 0x94, 0x47, 0x99, 0x4a]);
+const SD_HI: [i8; 16] = nib([0x00, 0xb4, 0x49, 0xfd, 0x82, 0x36, 0xcb, 0x7f, 0xbc, 0x08, 0xf5, 0x41, 0x3e, 0x8a, 0x77, 0xc3]);
+const SE_LO: [i8; 16] = nib([0x7d, 0x28, 0xa3, 0xf6, 0xa5, 0xf0, 0x7b, 0x2e, 0x23, 0x76, 0xfd, 0xa8, 0xfb, 0xae, 0x25, 0x70]);
+const SE_HI: [i8; 16] = nib([0x00, 0x5f, 0x95, 0xca, 0x72, 0x2d, 0xe7, 0xb8, 0x71, 0x2e, 0xe4, 0xbb, 0x03, 0x5c, 0x96, 0xc9]);
+const M1_LO: [i8; 16] = nib([0x00, 0x8c, 0x30, 0xbc, 0x85, 0x09, 0xb5, 0x39, 0x9f, 0x13, 0xaf, 0x23, 0x1a, 0x96, 0x2a, 0xa6]);
+const M1_HI: [i8; 16] = nib([0x00, 0xdc, 0x2e, 0xf2, 0xc5, 0x19, 0xeb, 0x37, 0x08, 0xd4, 0x26, 0xfa, 0xcd, 0x11, 0xe3, 0x3f]);
+const M1_INV_LO: [i8; 16] = nib([0x00, 0x85, 0xd9, 0x5c, 0x2e, 0xab, 0xf7, 0x72, 0x80, 0x05, 0x59, 0xdc, 0xae, 0x2b, 0x77, 0xf2]);
+const M1_INV_HI: [i8; 16] = nib([0x00, 0x55, 0x57, 0x02, 0x44, 0x11, 0x13, 0x46, 0xaf, 0xfa, 0xf8, 0xad, 0xeb, 0xbe, 0xbc, 0xe9]);
+
 /// `pshufb` index that undoes AESENCLAST's ShiftRows in advance.
 const INV_SHIFT_ROWS: [i8; 16] = [0, 13, 10, 7, 4, 1, 14, 11, 8, 5, 2, 15, 12, 9, 6, 3];
 
@@ -101,23 +118,15 @@ fn sbox256(x: __m256i) -> __m256i {
     nibble_map(z, table(&POST_LO), table(&POST_HI))
 }
 
-/// The S-box on a register whose four 32-bit columns are equal.
+/// `T_lo[x & 15] ^ T_hi[x >> 4]` on every byte of an xmm register.
 #[inline]
-#[target_feature(enable = "avx2,aes")]
-fn sbox128(x: __m128i) -> __m128i {
-    let c = |t: &[i8; 16]| _mm256_castsi256_si128(table(t));
+#[target_feature(enable = "avx2")]
+fn nibble_map128(x: __m128i, lo: &[i8; 16], hi: &[i8; 16]) -> __m128i {
+    let t = |t: &[i8; 16]| _mm256_castsi256_si128(table(t));
     let m = _mm_set1_epi8(0x0f);
-    let map = |x: __m128i, lo: __m128i, hi: __m128i| {
-        let l = _mm_and_si128(x, m);
-        let h = _mm_and_si128(_mm_srli_epi32::<4>(x), m);
-        _mm_xor_si128(_mm_shuffle_epi8(lo, l), _mm_shuffle_epi8(hi, h))
-    };
-    let y = map(x, c(&PRE_LO), c(&PRE_HI));
-    // No inverse ShiftRows here: on the single-block path every register
-    // holds one word broadcast to all four columns, and ShiftRows only moves
-    // bytes between columns, so it changes nothing.
-    let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
-    map(z, c(&POST_LO), c(&POST_HI))
+    let l = _mm_and_si128(x, m);
+    let h = _mm_and_si128(_mm_srli_epi32::<4>(x), m);
+    _mm_xor_si128(_mm_shuffle_epi8(t(lo), l), _mm_shuffle_epi8(t(hi), h))
 }
 
 /// `x0 ^ L(s)` on ymm.
@@ -132,27 +141,33 @@ fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
     _mm256_xor_si256(_mm256_xor_si256(x0, s), _mm256_xor_si256(r24, v))
 }
 
-/// One single-block round: returns `a ^ L(S(t))` and the next round's
-/// S-box input `a ^ L(S(t)) ^ c ^ d ^ k`.
+/// One single-block round on the state kept as `X = M1·x`. `y = M1·t + c1`
+/// is this round's input to the AES S-box. Every register holds one word
+/// broadcast to its four columns, so AESENCLAST's ShiftRows changes nothing
+/// and needs no fix-up. Returns `X_a ^ M1·L(s)` and the next `y`
+/// (`= that ^ X_c ^ X_d ^ (M1·k' + c1)`).
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 fn round1(
     a: __m128i,
-    t: __m128i,
+    y: __m128i,
     c: __m128i,
     d: __m128i,
-    k: __m128i,
+    k: u32,
     sh: &[__m256i; 4],
 ) -> (__m128i, __m128i) {
-    let p = _mm_xor_si128(_mm_xor_si128(c, d), k);
-    let s = sbox128(t);
-    let r8 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[1]));
-    let r16 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[2]));
-    let r24 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[3]));
-    let u = _mm_xor_si128(s, _mm_xor_si128(r8, r16));
-    let v = _mm_or_si128(_mm_slli_epi32::<2>(u), _mm_srli_epi32::<30>(u));
-    let w = _mm_xor_si128(_mm_xor_si128(a, s), r24);
-    (_mm_xor_si128(w, v), _mm_xor_si128(_mm_xor_si128(w, p), v))
+    let km = nibble_map128(_mm_set1_epi32(k as i32), &PRE_LO, &PRE_HI);
+    let zz = _mm_xor_si128(_mm_xor_si128(a, c), _mm_xor_si128(d, km));
+    let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
+    let sa = nibble_map128(z, &SA_LO, &SA_HI);
+    let sd = nibble_map128(z, &SD_LO, &SD_HI);
+    let se = nibble_map128(z, &SE_LO, &SE_HI);
+    let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, _mm256_castsi256_si128(sh[i]));
+    let w = _mm_xor_si128(_mm_xor_si128(r(sd, 1), r(sd, 2)), r(se, 3));
+    (
+        _mm_xor_si128(_mm_xor_si128(w, sa), a),
+        _mm_xor_si128(_mm_xor_si128(sa, zz), w),
+    )
 }
 
 /// Four registers of two blocks each to four registers of one word each
@@ -243,26 +258,25 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let bswap = _mm256_castsi256_si128(sh[0]);
     // SAFETY: one readable block.
     let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    let v = nibble_map128(v, &M1_LO, &M1_HI);
     let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
         _mm_shuffle_epi32::<0x55>(v),
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let k = |r: usize| _mm_set1_epi32(rk[r] as i32);
-    // The S-box input of the next round is formed with `c ^ d ^ k'`
-    // computed off the critical path.
-    let mut t = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k(0)));
+    let k0 = nibble_map128(_mm_set1_epi32(rk[0] as i32), &PRE_LO, &PRE_HI);
+    let mut y = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
-        (x0, t) = round1(x0, t, x2, x3, k(r + 1), &sh);
-        (x1, t) = round1(x1, t, x3, x0, k((r + 2) % 32), &sh);
-        (x2, t) = round1(x2, t, x0, x1, k((r + 3) % 32), &sh);
-        (x3, t) = round1(x3, t, x1, x2, k((r + 4) % 32), &sh);
+        (x0, y) = round1(x0, y, x2, x3, rk[r + 1], &sh);
+        (x1, y) = round1(x1, y, x3, x0, rk[(r + 2) % 32], &sh);
+        (x2, y) = round1(x2, y, x0, x1, rk[(r + 3) % 32], &sh);
+        (x3, y) = round1(x3, y, x1, x2, rk[(r + 4) % 32], &sh);
     }
-    let x = [x0, x1, x2, x3];
-    let lo = _mm_unpacklo_epi32(x[3], x[2]);
-    let hi = _mm_unpacklo_epi32(x[1], x[0]);
-    let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);
+    let lo = _mm_unpacklo_epi32(x3, x2);
+    let hi = _mm_unpacklo_epi32(x1, x0);
+    let v = nibble_map128(_mm_unpacklo_epi64(lo, hi), &M1_INV_LO, &M1_INV_HI);
+    let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
