@@ -2,8 +2,8 @@
 //! dm-crypt does with `--cipher xchacha12,aes-adiantum-plain64`.
 //!
 //! ```text
-//! disk_image encrypt IMAGE --key HEX64 [--xchacha20] [--verify]
-//! disk_image decrypt IMAGE --key HEX64 [--xchacha20] [--verify]
+//! disk_image encrypt IMAGE --key HEX64 [--xchacha20] [--iv-512] [--verify]
+//! disk_image decrypt IMAGE --key HEX64 [--xchacha20] [--iv-512] [--verify]
 //! disk_image selftest [IMAGE]
 //! ```
 //!
@@ -12,10 +12,11 @@
 //!   error (Adiantum's minimum message).
 //! - The tweak is dm-crypt's `plain64` IV for Adiantum: the sector number
 //!   as a 64-bit little-endian integer, zero-padded to the cipher's IV size
-//!   of 32 bytes. dm-crypt counts 512-byte sectors in the IV unless the
-//!   table sets `iv_large_sectors`; this tool uses the 4096-byte sector
-//!   index (what `iv_large_sectors` gives), so it matches
-//!   `cryptsetup --sector-size 4096` with that option.
+//!   of 32 bytes. By default the sector number counts 4096-byte sectors
+//!   (dm-crypt's `iv_large_sectors`, `cryptsetup open --type plain
+//!   --sector-size 4096 --iv-large-sectors`); with `--iv-512` it counts
+//!   512-byte units (sector index × 8), as dm-crypt does without that flag,
+//!   e.g. for LUKS2 with 4096-byte sectors.
 //! - `--verify`: every sector is decrypted again in memory and compared
 //!   before it is written, and after the pass the file is read back and
 //!   compared with what was written.
@@ -139,7 +140,13 @@ fn fnv(data: &[u8]) -> u64 {
     })
 }
 
-fn process(path: &str, cipher: &Cipher, dir: Dir, verify: bool) -> Result<(), String> {
+fn process(
+    path: &str,
+    cipher: &Cipher,
+    dir: Dir,
+    iv_512: bool,
+    verify: bool,
+) -> Result<(), String> {
     let io = |e: std::io::Error| format!("{path}: {e}");
     let mut file = OpenOptions::new()
         .read(true)
@@ -169,7 +176,7 @@ fn process(path: &str, cipher: &Cipher, dir: Dir, verify: bool) -> Result<(), St
     while pos < len {
         let n = (len - pos).min(SECTOR as u64) as usize;
         let sector = pos / SECTOR as u64;
-        let tweak = plain64(sector);
+        let tweak = plain64(if iv_512 { sector * 8 } else { sector });
         let data = &mut buf[..n];
         file.seek(SeekFrom::Start(pos)).map_err(io)?;
         file.read_exact(data).map_err(io)?;
@@ -237,12 +244,12 @@ fn selftest(path: Option<&str>) -> Result<(), String> {
         .collect();
     std::fs::write(path, &image).map_err(|e| format!("{path}: {e}"))?;
     let cipher = Cipher::X12(Box::new(AdiantumXChaCha12Aes::new(&[0x42; 32])));
-    process(path, &cipher, Dir::Encrypt, true)?;
+    process(path, &cipher, Dir::Encrypt, false, true)?;
     let enc = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     if enc[..SECTOR] == image[..SECTOR] {
         return Err("encryption left the first sector unchanged".into());
     }
-    process(path, &cipher, Dir::Decrypt, true)?;
+    process(path, &cipher, Dir::Decrypt, false, true)?;
     let dec = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     let _ = std::fs::remove_file(path);
     if dec != image {
@@ -253,7 +260,7 @@ fn selftest(path: Option<&str>) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: disk_image (encrypt|decrypt) IMAGE --key HEX64 [--xchacha20] [--verify]\n       \
+    "usage: disk_image (encrypt|decrypt) IMAGE --key HEX64 [--xchacha20] [--iv-512] [--verify]\n       \
      disk_image selftest [IMAGE]"
         .into()
 }
@@ -269,13 +276,15 @@ fn run() -> Result<(), String> {
         "decrypt" => Dir::Decrypt,
         _ => return Err(usage()),
     };
-    let (mut path, mut key, mut x20, mut verify) = (None, None, false, false);
+    let (mut path, mut key) = (None, None);
+    let (mut x20, mut iv_512, mut verify) = (false, false, false);
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--key" => key = Some(parse_key(it.next().ok_or("--key needs a value")?)?),
             "--xchacha20" => x20 = true,
             "--verify" => verify = true,
+            "--iv-512" => iv_512 = true,
             s if !s.starts_with("--") && path.is_none() => path = Some(s.to_string()),
             _ => return Err(usage()),
         }
@@ -287,7 +296,7 @@ fn run() -> Result<(), String> {
     } else {
         Cipher::X12(Box::new(AdiantumXChaCha12Aes::new(&key)))
     };
-    process(&path, &cipher, dir, verify)
+    process(&path, &cipher, dir, iv_512, verify)
 }
 
 fn main() -> ExitCode {
