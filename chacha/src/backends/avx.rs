@@ -343,23 +343,23 @@ pub(super) unsafe fn rows<const SETS: usize>(
     out: *mut u8,
     n: usize,
 ) {
-    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    // Word 12 (and 13 for the legacy layout) as one 64-bit lane per block:
+    // a 64-bit add gives every block its counter. In the RFC 8439 layout a
+    // carry into word 13 (the nonce) only happens for blocks past the end
+    // of the keystream, which are never stored.
+    let mut st = *s;
+    st[12] = ctr as u32;
+    if legacy {
+        st[13] = (ctr >> 32) as u32;
+    }
     let a = _mm256_broadcastsi128_si256(row(s, 0));
     let b = _mm256_broadcastsi128_si256(row(s, 4));
     let c = _mm256_broadcastsi128_si256(row(s, 8));
-    let mut v = [[a, b, c, a]; SETS];
+    let d = _mm256_broadcastsi128_si256(row(&st, 12));
+    let mut v = [[a, b, c, d]; SETS];
     for (k, set) in v.iter_mut().enumerate() {
-        let (j0, j1) = (2 * k, 2 * k + 1);
-        set[3] = _mm256_setr_epi32(
-            lo[j0] as i32,
-            hi[j0] as i32,
-            s[14] as i32,
-            s[15] as i32,
-            lo[j1] as i32,
-            hi[j1] as i32,
-            s[14] as i32,
-            s[15] as i32,
-        );
+        let k = 2 * k as i64;
+        set[3] = _mm256_add_epi64(d, _mm256_setr_epi64x(k, 0, k + 1, 0));
     }
     let mut x = v;
     for _ in 0..dr {

@@ -406,14 +406,45 @@ unsafe fn block1(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
     }
 }
 
-/// Up to 4 blocks (`n` in 1..=4) in row layout, one block per 128-bit lane
-/// of four zmm registers.
+/// One double round on a row-layout state of two blocks (one per 128-bit lane).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn dround_rows2(x: &mut [__m256i; 4]) {
+    let [mut a, mut b, mut c, mut d] = *x;
+    a = add8(a, b);
+    d = r16_8(xor8(d, a));
+    c = add8(c, d);
+    b = r12_8(xor8(b, c));
+    a = add8(a, b);
+    d = r8_8(xor8(d, a));
+    c = add8(c, d);
+    b = r7_8(xor8(b, c));
+    // a, c and d move (not b): the shuffles stay off the critical path.
+    a = _mm256_shuffle_epi32::<0x93>(a);
+    c = _mm256_shuffle_epi32::<0x39>(c);
+    d = _mm256_shuffle_epi32::<0x4e>(d);
+    a = add8(a, b);
+    d = r16_8(xor8(d, a));
+    c = add8(c, d);
+    b = r12_8(xor8(b, c));
+    a = add8(a, b);
+    d = r8_8(xor8(d, a));
+    c = add8(c, d);
+    b = r7_8(xor8(b, c));
+    a = _mm256_shuffle_epi32::<0x39>(a);
+    c = _mm256_shuffle_epi32::<0x93>(c);
+    d = _mm256_shuffle_epi32::<0x4e>(d);
+    *x = [a, b, c, d];
+}
+
+/// Up to `2 * SETS` blocks (`n` in 1..=2 * SETS) in row layout, two blocks
+/// per ymm set; the sets are independent, so their rounds overlap.
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
 #[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn rows4(
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn rows<const SETS: usize>(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -422,82 +453,65 @@ unsafe fn rows4(
     out: *mut u8,
     n: usize,
 ) {
-    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
-    let rowv = |i: usize| {
-        load16(&[
-            s[i],
-            s[i + 1],
-            s[i + 2],
-            s[i + 3],
-            s[i],
-            s[i + 1],
-            s[i + 2],
-            s[i + 3],
-            s[i],
-            s[i + 1],
-            s[i + 2],
-            s[i + 3],
-            s[i],
-            s[i + 1],
-            s[i + 2],
-            s[i + 3],
-        ])
-    };
-    let v = [
-        rowv(0),
-        rowv(4),
-        rowv(8),
-        load16(&[
-            lo[0], hi[0], s[14], s[15], lo[1], hi[1], s[14], s[15], lo[2], hi[2], s[14], s[15],
-            lo[3], hi[3], s[14], s[15],
-        ]),
-    ];
-    let [mut a, mut b, mut c, mut d] = v;
-    for _ in 0..dr {
-        a = add16(a, b);
-        d = r16_16(xor16(d, a));
-        c = add16(c, d);
-        b = r12_16(xor16(b, c));
-        a = add16(a, b);
-        d = r8_16(xor16(d, a));
-        c = add16(c, d);
-        b = r7_16(xor16(b, c));
-        // Rotate a, c and d (not b, the last one computed) so that the
-        // shuffles stay off the critical path.
-        a = _mm512_shuffle_epi32::<0x93>(a);
-        c = _mm512_shuffle_epi32::<0x39>(c);
-        d = _mm512_shuffle_epi32::<0x4e>(d);
-        a = add16(a, b);
-        d = r16_16(xor16(d, a));
-        c = add16(c, d);
-        b = r12_16(xor16(b, c));
-        a = add16(a, b);
-        d = r8_16(xor16(d, a));
-        c = add16(c, d);
-        b = r7_16(xor16(b, c));
-        a = _mm512_shuffle_epi32::<0x39>(a);
-        c = _mm512_shuffle_epi32::<0x93>(c);
-        d = _mm512_shuffle_epi32::<0x4e>(d);
+    // Word 12 (and 13 for the legacy layout) as one 64-bit lane per block:
+    // a 64-bit add gives every block its counter. In the RFC 8439 layout a
+    // carry into word 13 (the nonce) only happens for blocks past the end
+    // of the keystream, which are never stored.
+    let mut st = *s;
+    st[12] = ctr as u32;
+    if legacy {
+        st[13] = (ctr >> 32) as u32;
     }
-    a = add16(a, v[0]);
-    b = add16(b, v[1]);
-    c = add16(c, v[2]);
-    d = add16(d, v[3]);
-    // 4x4 transpose of 128-bit chunks: block j = chunk j of a, b, c, d.
-    let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
-    let t1 = _mm512_shuffle_i32x4::<0x44>(c, d);
-    let t2 = _mm512_shuffle_i32x4::<0xee>(a, b);
-    let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
-    let blocks = [
-        _mm512_shuffle_i32x4::<0x88>(t0, t1),
-        _mm512_shuffle_i32x4::<0xdd>(t0, t1),
-        _mm512_shuffle_i32x4::<0x88>(t2, t3),
-        _mm512_shuffle_i32x4::<0xdd>(t2, t3),
-    ];
-    for (j, blk) in blocks.into_iter().enumerate() {
-        if j < n {
-            // SAFETY: block j < n lies inside the caller's 64 * n bytes.
-            unsafe { xor_store512(inp, out, 64 * j, blk) };
+    let a = _mm256_broadcastsi128_si256(row(s, 0));
+    let b = _mm256_broadcastsi128_si256(row(s, 4));
+    let c = _mm256_broadcastsi128_si256(row(s, 8));
+    let d = _mm256_broadcastsi128_si256(row(&st, 12));
+    let mut v = [[a, b, c, d]; SETS];
+    for (k, set) in v.iter_mut().enumerate() {
+        let k = 2 * k as i64;
+        set[3] = _mm256_add_epi64(d, _mm256_setr_epi64x(k, 0, k + 1, 0));
+    }
+    let mut x = v;
+    for _ in 0..dr {
+        for set in x.iter_mut() {
+            dround_rows2(set);
+        }
+    }
+    for k in 0..SETS {
+        let [a, b, c, d] = [
+            add8(x[k][0], v[k][0]),
+            add8(x[k][1], v[k][1]),
+            add8(x[k][2], v[k][2]),
+            add8(x[k][3], v[k][3]),
+        ];
+        if 2 * k < n {
+            // SAFETY: block 2k < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(inp, out, 128 * k, _mm256_permute2x128_si256::<0x20>(a, b));
+                xor_store256(
+                    inp,
+                    out,
+                    128 * k + 32,
+                    _mm256_permute2x128_si256::<0x20>(c, d),
+                );
+            }
+        }
+        if 2 * k + 1 < n {
+            // SAFETY: block 2k + 1 < n lies inside the caller's 64 * n bytes.
+            unsafe {
+                xor_store256(
+                    inp,
+                    out,
+                    128 * k + 64,
+                    _mm256_permute2x128_si256::<0x31>(a, b),
+                );
+                xor_store256(
+                    inp,
+                    out,
+                    128 * k + 96,
+                    _mm256_permute2x128_si256::<0x31>(c, d),
+                );
+            }
         }
     }
 }
@@ -559,9 +573,12 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     } else if r > 4 {
         // SAFETY: blocks i..n lie inside the buffer.
         unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+    } else if r > 2 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { rows::<2>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows4(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows::<1>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
         unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
