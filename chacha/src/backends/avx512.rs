@@ -1,8 +1,9 @@
 //! x86_64 AVX-512F/VL backend: 32 blocks per pass (two interleaved sets of
 //! 16, the state transposed across the sixteen 32-bit lanes of zmm
 //! registers) with `vprold` rotations; tails use a 16-block zmm pass, an
-//! 8-block transposed ymm pass, a 4-block row-layout zmm pass (one block per
-//! 128-bit lane) and a 1-block row-layout xmm path, all with `vprold`.
+//! 8-block transposed ymm pass, 2- and 4-block row-layout ymm passes (one
+//! block per 128-bit lane) and a 1-block row-layout xmm path, all with
+//! `vprold`.
 
 use core::arch::x86_64::*;
 
