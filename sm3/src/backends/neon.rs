@@ -195,6 +195,31 @@ impl Lane for V {
         // SAFETY: NEON per the trait contract.
         V(unsafe { vsriq_n_u32::<R>(vshlq_n_u32::<L>(self.0), self.0) })
     }
+
+    /// Four 16-byte loads per block, byte swap, then four 4x4 transposes
+    /// of 32-bit words.
+    #[inline(always)]
+    unsafe fn load_blocks(blocks: &[&[u8; 64]; MAX]) -> [Self; 16] {
+        // SAFETY: each load reads 16 bytes inside one 64-byte block; NEON
+        // per the trait contract.
+        unsafe {
+            let mut out = [V(vdupq_n_u32(0)); 16];
+            for q in 0..4 {
+                let [a, b, c, d]: [uint32x4_t; 4] = core::array::from_fn(|i| {
+                    vreinterpretq_u32_u8(vrev32q_u8(vld1q_u8(blocks[i].as_ptr().add(16 * q))))
+                });
+                let (t0, t1) = (vtrn1q_u32(a, b), vtrn2q_u32(a, b));
+                let (t2, t3) = (vtrn1q_u32(c, d), vtrn2q_u32(c, d));
+                let w = |x: uint32x4_t| vreinterpretq_u64_u32(x);
+                let n = |x: uint64x2_t| V(vreinterpretq_u32_u64(x));
+                out[4 * q] = n(vtrn1q_u64(w(t0), w(t2)));
+                out[4 * q + 1] = n(vtrn1q_u64(w(t1), w(t3)));
+                out[4 * q + 2] = n(vtrn2q_u64(w(t0), w(t2)));
+                out[4 * q + 3] = n(vtrn2q_u64(w(t1), w(t3)));
+            }
+            out
+        }
+    }
 }
 
 #[target_feature(enable = "neon")]
