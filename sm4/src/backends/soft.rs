@@ -264,7 +264,7 @@ pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<cr
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     /// The S-box table of GB/T 32907, only to check the circuit.
     pub(crate) const SBOX: [u8; 256] = [
         0xd6, 0x90, 0xe9, 0xfe, 0xcc, 0xe1, 0x3d, 0xb7, 0x16, 0xb6, 0x14, 0xc2, 0x28, 0xfb, 0x2c,
