@@ -168,18 +168,27 @@ fn load16(w: &[u32; 16]) -> __m512i {
 
 // ---------------------------------------------------------------- passes
 
-/// The transposed state of 16 blocks with counters `ctr..ctr + 16`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn init16(s: &[u32; 16], ctr: u64, legacy: bool) -> [__m512i; 16] {
-    let (lo, hi) = lane_counters::<16>(ctr, legacy, s[13]);
-    let mut v = [_mm512_setzero_si512(); 16];
-    for i in 0..16 {
-        v[i] = _mm512_set1_epi32(s[i] as i32);
-    }
-    v[12] = load16(&lo);
-    v[13] = load16(&hi);
-    v
+/// The transposed state of 16 blocks with counters `ctr..ctr + 16` (a
+/// macro rather than a function so that it is always inlined).
+macro_rules! init16 {
+    ($s:expr, $ctr:expr, $legacy:expr) => {{
+        let s: &[u32; 16] = $s;
+        let ctr: u64 = $ctr;
+        let mut v = [_mm512_setzero_si512(); 16];
+        for i in 0..16 {
+            v[i] = _mm512_set1_epi32(s[i] as i32);
+        }
+        let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let lo = _mm512_add_epi32(_mm512_set1_epi32(ctr as u32 as i32), iota);
+        v[12] = lo;
+        if $legacy {
+            // Carry into the high word where the low word wrapped (lo < iota).
+            let carry = _mm512_cmplt_epu32_mask(lo, iota);
+            let hi = _mm512_set1_epi32((ctr >> 32) as u32 as i32);
+            v[13] = _mm512_mask_add_epi32(hi, carry, hi, _mm512_set1_epi32(1));
+        }
+        v
+    }};
 }
 
 /// Add the input state, transpose and XOR the first `n` blocks into place.
@@ -234,7 +243,7 @@ unsafe fn pass16(
     out: *mut u8,
     n: usize,
 ) {
-    let v = init16(s, ctr, legacy);
+    let v = init16!(s, ctr, legacy);
     let mut x = v;
     for _ in 0..dr {
         double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
@@ -250,8 +259,8 @@ unsafe fn pass16(
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn pass32(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
-    let v = init16(s, ctr, legacy);
-    let w = init16(s, ctr.wrapping_add(16), legacy);
+    let v = init16!(s, ctr, legacy);
+    let w = init16!(s, ctr.wrapping_add(16), legacy);
     let mut x = v;
     let mut y = w;
     for _ in 0..dr {
