@@ -124,7 +124,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
         macro_rules! r4 {
             ($hi:literal, $j:expr) => {
                 let j = $j;
-                expand::<V>(&mut w, j + 4);
+                expand::<V>(&mut w, j + 8);
                 round::<V, $hi>(
                     a,
                     &mut b,
@@ -138,7 +138,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
                     w[j + 4],
                     T[j],
                 );
-                expand::<V>(&mut w, j + 5);
+                expand::<V>(&mut w, j + 9);
                 round::<V, $hi>(
                     d,
                     &mut a,
@@ -152,7 +152,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
                     w[j + 5],
                     T[j + 1],
                 );
-                expand::<V>(&mut w, j + 6);
+                expand::<V>(&mut w, j + 10);
                 round::<V, $hi>(
                     c,
                     &mut d,
@@ -166,7 +166,7 @@ unsafe fn compress_step<V: Lane>(state: &mut [[u32; MAX]; 8], blocks: &[&[u8; 64
                     w[j + 6],
                     T[j + 2],
                 );
-                expand::<V>(&mut w, j + 7);
+                expand::<V>(&mut w, j + 11);
                 round::<V, $hi>(
                     b,
                     &mut c,
