@@ -604,7 +604,23 @@ pub(crate) fn xor_blocks(
 ) {
     // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid`
     // confirmed AVX-512F and AVX-512VL.
-    unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+    if buf.len() == 64 {
+        // One block (a short message or a partial-block refill): a small
+        // function, without the big passes' stack frame.
+        // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
+        unsafe { one_block(s, ctr, legacy, dr, buf) }
+    } else {
+        // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+    }
+}
+
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn one_block(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
+    let (inp, out) = buf.into_raw();
+    // SAFETY: the buffer holds exactly one block.
+    unsafe { block1(s, ctr, legacy, dr, inp, out) }
 }
 
 pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
