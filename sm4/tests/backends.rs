@@ -40,7 +40,11 @@ fn all_modes(c1: &Sm4, c2: &Sm4, iv: &[u8; 16], msg: &[u8]) -> Vec<Vec<u8>> {
 #[test]
 fn backends_match_soft() {
     let names: Vec<&str> = Backend::available().map(Backend::name).collect();
-    println!("sm4: backends tested against soft: {}", names.join(" "));
+    println!(
+        "sm4: backends tested against soft: {} (default: {})",
+        names.join(" "),
+        sm4::backend()
+    );
     let step = if cfg!(target_arch = "aarch64") { 7 } else { 1 };
     let mut rng = testkit::Rng::new(0x5eed_5a4d);
     for nblocks in (0..=300usize).step_by(step) {

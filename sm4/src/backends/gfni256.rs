@@ -1,11 +1,13 @@
 //! x86_64 GFNI with AVX2 (ymm) kernel, for CPUs that have GFNI but no
 //! AVX-512 (or where it is off).
 //!
-//! Same design as the zmm kernel (`gfni.rs`): four words of 8 blocks per
-//! group in four ymm registers, the S-box as `gf2p8affineqb` then
-//! `gf2p8affineinvqb` (VEX encoded), `L` with byte rotations by `vpshufb`
-//! and one shift pair: `L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))`.
-//! Four groups (32 blocks) are interleaved.
+//! Same design as the zmm kernel (`gfni.rs`): the state kept in the
+//! AES-field basis `X = M1·x`, so that a round is
+//! `y = X_b ^ X_c ^ X_d ^ (M1·k + c1)`, three `gf2p8affineinvqb` (VEX
+//! encoded) of `y` giving `sA`, `sD`, `sE`, and
+//! `X_a ^= sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)` with the byte rotations
+//! by `vpshufb`. Four words of 8 blocks per group in four ymm registers;
+//! four groups (32 blocks) interleaved; single blocks on an xmm path.
 
 use core::arch::x86_64::*;
 
@@ -14,9 +16,23 @@ use cipher::{Block, InOutBuf, consts::U32};
 /// Blocks per batch: four interleaved 8-block groups.
 pub(crate) type ParBlocks = U32;
 
+/// The first affine step of the S-box (matrix `M1`, constant `c1`), `M1^-1`,
+/// and the three `gf2p8affineinvqb` maps to `sA = M1·(s ^ (s << 2))`,
+/// `sD = M1·((s << 2) ^ (s >> 6))`, `sE = M1·(s ^ (s >> 6))` of the S-box
+/// output `s` (bytewise shifts), all from `tools/derive_sbox.py`.
 const PRE: i64 = 0x4c28_7db9_1a22_505d;
 const PRE_C: i32 = 0x3e;
+const PRE_INV: i64 = 0xb3a4_f586_3284_728b_u64 as i64;
+const SA: i64 = 0x040d_b891_e9a4_81b7_u64 as i64;
+const SA_C: i32 = 0x72;
+const SD: i64 = 0x2c02_0425_1620_40ad_u64 as i64;
+const SD_C: i32 = 0x63;
+const SE: i64 = 0x280f_bcb4_ff84_c11a_u64 as i64;
+const SE_C: i32 = 0x11;
+/// The plain S-box's second step (checked by the unit test only).
+#[cfg(test)]
 const POST: i64 = 0xf3ab_34a9_74a6_b589_u64 as i64;
+#[cfg(test)]
 const POST_C: i32 = 0xd3;
 
 /// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.
@@ -43,6 +59,7 @@ fn shuffles() -> [__m256i; 4] {
     ]
 }
 
+#[cfg(test)]
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
 fn sbox256(x: __m256i) -> __m256i {
@@ -50,46 +67,30 @@ fn sbox256(x: __m256i) -> __m256i {
     _mm256_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm256_set1_epi64x(POST))
 }
 
-#[inline]
-#[target_feature(enable = "gfni,avx2")]
-fn sbox128(x: __m128i) -> __m128i {
-    let y = _mm_gf2p8affine_epi64_epi8::<PRE_C>(x, _mm_set1_epi64x(PRE));
-    _mm_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm_set1_epi64x(POST))
-}
-
-/// `x0 ^ L(s)` on ymm.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
-    let r8 = _mm256_shuffle_epi8(s, sh[1]);
-    let r16 = _mm256_shuffle_epi8(s, sh[2]);
-    let r24 = _mm256_shuffle_epi8(s, sh[3]);
-    let u = _mm256_xor_si256(_mm256_xor_si256(s, r8), r16);
-    let v = _mm256_or_si256(_mm256_slli_epi32::<2>(u), _mm256_srli_epi32::<30>(u));
-    _mm256_xor_si256(_mm256_xor_si256(x0, s), _mm256_xor_si256(r24, v))
-}
-
-/// One single-block round: returns `a ^ L(S(t))` and the next round's
-/// S-box input `a ^ L(S(t)) ^ c ^ d ^ k`.
+/// One single-block round in the AES-field basis (see the module docs):
+/// returns `X_a ^ M1·L(s)` and the next round's S-box input
+/// `X_a ^ M1·L(s) ^ X_c ^ X_d ^ (M1·k + c1)`.
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
 fn round1(
     a: __m128i,
-    t: __m128i,
+    y: __m128i,
     c: __m128i,
     d: __m128i,
-    k: __m128i,
+    k: u32,
     sh: &[__m256i; 4],
 ) -> (__m128i, __m128i) {
-    let p = _mm_xor_si128(_mm_xor_si128(c, d), k);
-    let s = sbox128(t);
-    let r8 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[1]));
-    let r16 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[2]));
-    let r24 = _mm_shuffle_epi8(s, _mm256_castsi256_si128(sh[3]));
-    let u = _mm_xor_si128(s, _mm_xor_si128(r8, r16));
-    let v = _mm_or_si128(_mm_slli_epi32::<2>(u), _mm_srli_epi32::<30>(u));
-    let w = _mm_xor_si128(_mm_xor_si128(a, s), r24);
-    (_mm_xor_si128(w, v), _mm_xor_si128(_mm_xor_si128(w, p), v))
+    let km = _mm_gf2p8affine_epi64_epi8::<PRE_C>(_mm_set1_epi32(k as i32), _mm_set1_epi64x(PRE));
+    let z = _mm_xor_si128(_mm_xor_si128(a, c), _mm_xor_si128(d, km));
+    let sa = _mm_gf2p8affineinv_epi64_epi8::<SA_C>(y, _mm_set1_epi64x(SA));
+    let sd = _mm_gf2p8affineinv_epi64_epi8::<SD_C>(y, _mm_set1_epi64x(SD));
+    let se = _mm_gf2p8affineinv_epi64_epi8::<SE_C>(y, _mm_set1_epi64x(SE));
+    let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, _mm256_castsi256_si128(sh[i]));
+    let w = _mm_xor_si128(
+        _mm_xor_si128(r(sd, 1), r(sd, 2)),
+        _mm_xor_si128(r(se, 3), sa),
+    );
+    (_mm_xor_si128(w, a), _mm_xor_si128(w, z))
 }
 
 /// Four registers of two blocks each to four registers of one word each
@@ -109,7 +110,7 @@ fn transpose(z: [__m256i; 4]) -> [__m256i; 4] {
     ]
 }
 
-/// One round on `G` groups: `a ^= L(S(b ^ c ^ d ^ k))`.
+/// One round on `G` groups in the AES-field basis (see the module docs).
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
 fn round<const G: usize>(
@@ -120,10 +121,21 @@ fn round<const G: usize>(
     k: u32,
     sh: &[__m256i; 4],
 ) {
-    let k = _mm256_set1_epi32(k as i32);
+    let km = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(
+        _mm256_set1_epi32(k as i32),
+        _mm256_set1_epi64x(PRE),
+    );
     for g in 0..G {
-        let t = _mm256_xor_si256(_mm256_xor_si256(b[g], c[g]), _mm256_xor_si256(d[g], k));
-        a[g] = x0_l(a[g], sbox256(t), sh);
+        let y = _mm256_xor_si256(_mm256_xor_si256(b[g], c[g]), _mm256_xor_si256(d[g], km));
+        let sa = _mm256_gf2p8affineinv_epi64_epi8::<SA_C>(y, _mm256_set1_epi64x(SA));
+        let sd = _mm256_gf2p8affineinv_epi64_epi8::<SD_C>(y, _mm256_set1_epi64x(SD));
+        let se = _mm256_gf2p8affineinv_epi64_epi8::<SE_C>(y, _mm256_set1_epi64x(SE));
+        let u = _mm256_xor_si256(
+            _mm256_shuffle_epi8(sd, sh[1]),
+            _mm256_shuffle_epi8(sd, sh[2]),
+        );
+        let v = _mm256_xor_si256(_mm256_shuffle_epi8(se, sh[3]), sa);
+        a[g] = _mm256_xor_si256(a[g], _mm256_xor_si256(u, v));
     }
 }
 
@@ -147,8 +159,11 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         *xg = transpose(z);
     }
     let [mut x0, mut x1, mut x2, mut x3] = [[_mm256_setzero_si256(); G]; 4];
+    let m1 = _mm256_set1_epi64x(PRE);
+    let m1_inv = _mm256_set1_epi64x(PRE_INV);
     for g in 0..G {
-        [x0[g], x1[g], x2[g], x3[g]] = x[g];
+        // X = M1·x: the state in the AES-field basis.
+        [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
     for r in (0..32).step_by(4) {
         round(&mut x0, &x1, &x2, &x3, rk[r], &sh);
@@ -157,7 +172,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         round(&mut x3, &x0, &x1, &x2, rk[r + 3], &sh);
     }
     for g in 0..G {
-        x[g] = [x0[g], x1[g], x2[g], x3[g]];
+        x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1_inv));
     }
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
@@ -180,26 +195,26 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let bswap = _mm256_castsi256_si128(sh[0]);
     // SAFETY: one readable block.
     let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    let v = _mm_gf2p8affine_epi64_epi8::<0>(v, _mm_set1_epi64x(PRE));
     let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
         _mm_shuffle_epi32::<0x55>(v),
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let k = |r: usize| _mm_set1_epi32(rk[r] as i32);
-    // The S-box input of the next round is formed with `c ^ d ^ k'`
-    // computed off the critical path.
-    let mut t = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k(0)));
+    let k0 =
+        _mm_gf2p8affine_epi64_epi8::<PRE_C>(_mm_set1_epi32(rk[0] as i32), _mm_set1_epi64x(PRE));
+    let mut y = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
-        (x0, t) = round1(x0, t, x2, x3, k(r + 1), &sh);
-        (x1, t) = round1(x1, t, x3, x0, k((r + 2) % 32), &sh);
-        (x2, t) = round1(x2, t, x0, x1, k((r + 3) % 32), &sh);
-        (x3, t) = round1(x3, t, x1, x2, k((r + 4) % 32), &sh);
+        (x0, y) = round1(x0, y, x2, x3, rk[r + 1], &sh);
+        (x1, y) = round1(x1, y, x3, x0, rk[(r + 2) % 32], &sh);
+        (x2, y) = round1(x2, y, x0, x1, rk[(r + 3) % 32], &sh);
+        (x3, y) = round1(x3, y, x1, x2, rk[(r + 4) % 32], &sh);
     }
-    let x = [x0, x1, x2, x3];
-    let lo = _mm_unpacklo_epi32(x[3], x[2]);
-    let hi = _mm_unpacklo_epi32(x[1], x[0]);
-    let v = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi), bswap);
+    let lo = _mm_unpacklo_epi32(x3, x2);
+    let hi = _mm_unpacklo_epi32(x1, x0);
+    let v = _mm_gf2p8affine_epi64_epi8::<0>(_mm_unpacklo_epi64(lo, hi), _mm_set1_epi64x(PRE_INV));
+    let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
