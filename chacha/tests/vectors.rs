@@ -160,3 +160,23 @@ fn zeroize_on_drop() {
     is_zod::<ChaCha20>();
     is_zod::<chacha::XChaCha12>();
 }
+
+cipher::stream_cipher_seek_test!(chacha20_seek, ChaCha20);
+cipher::stream_cipher_seek_test!(xchacha12_seek, chacha::XChaCha12);
+cipher::stream_cipher_seek_test!(chacha20_legacy_seek, ChaCha20Legacy);
+
+/// A clone continues from the same position; `write_keystream` equals
+/// applying the keystream to zeros.
+#[test]
+fn clone_and_write_keystream() {
+    let mut a = chacha::XChaCha12::new(&[3u8; 32].into(), &[4u8; 24].into());
+    let mut head = [0u8; 100];
+    a.apply_keystream(&mut head);
+    let mut b = a.clone();
+    let mut x = [0u8; 300];
+    let mut y = [0u8; 300];
+    a.apply_keystream(&mut x);
+    b.write_keystream(&mut y);
+    assert_eq!(x, y);
+    assert_eq!(a.current_pos::<u32>(), 400);
+}
