@@ -45,9 +45,8 @@ fn backends_match_soft() {
         names.join(" "),
         sm4::backend()
     );
-    let step = if cfg!(target_arch = "aarch64") { 7 } else { 1 };
     let mut rng = testkit::Rng::new(0x5eed_5a4d);
-    for nblocks in (0..=300usize).step_by(step) {
+    for nblocks in 0..=300usize {
         let key: [u8; 16] = rng.array();
         let key2: [u8; 16] = rng.array();
         let iv: [u8; 16] = rng.array();

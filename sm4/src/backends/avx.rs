@@ -182,12 +182,23 @@ fn round1(
     let sa = nibble_map128(z, &SA_LO, &SA_HI);
     let sd = nibble_map128(z, &SD_LO, &SD_HI);
     let se = nibble_map128(z, &SE_LO, &SE_HI);
-    let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, _mm256_castsi256_si128(sh[i]));
-    let w = _mm_xor_si128(_mm_xor_si128(r(sd, 1), r(sd, 2)), r(se, 3));
-    (
-        _mm_xor_si128(_mm_xor_si128(w, sa), a),
-        _mm_xor_si128(_mm_xor_si128(sa, zz), w),
-    )
+    let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, opaque(_mm256_castsi256_si128(sh[i])));
+    // Balanced XOR trees, pinned so that LLVM does not reassociate them
+    // into one long chain on the critical path.
+    let p = opaque(_mm_xor_si128(r(sd, 1), r(sd, 2)));
+    let e = r(se, 3);
+    let q = opaque(_mm_xor_si128(e, opaque(_mm_xor_si128(sa, zz))));
+    let x = _mm_xor_si128(_mm_xor_si128(p, e), _mm_xor_si128(sa, a));
+    (x, _mm_xor_si128(p, q))
+}
+
+/// Hide a value from LLVM's reassociation and shuffle combining.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn opaque(mut x: __m128i) -> __m128i {
+    // SAFETY: an empty asm block that only claims to modify a register.
+    unsafe { core::arch::asm!("/* {0} */", inout(xmm_reg) x, options(pure, nomem, nostack)) };
+    x
 }
 
 /// Four registers of two blocks each to four registers of one word each
