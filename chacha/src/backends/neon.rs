@@ -1,12 +1,13 @@
-//! aarch64 NEON backend: 4 blocks per pass with the state transposed across
-//! the four 32-bit lanes of sixteen q registers, and a 1-block row-layout
-//! path (also used by HChaCha).
+//! aarch64 NEON backend: 5 blocks per pass, 4 with the state transposed
+//! across the four 32-bit lanes of sixteen q registers and a fifth in
+//! general-purpose registers at the same time; a 4-block pass for tails and
+//! a 1-block row-layout path (also used by HChaCha).
 
 use core::arch::aarch64::*;
 
 use cipher::inout::InOutBuf;
 
-use super::{double_round, lane_counters};
+use super::{double_round, lane_counters, quarter4};
 
 #[inline]
 #[target_feature(enable = "neon")]
@@ -130,6 +131,95 @@ unsafe fn pass4(
     }
 }
 
+#[inline(always)]
+fn sadd(a: u32, b: u32) -> u32 {
+    a.wrapping_add(b)
+}
+#[inline(always)]
+fn sxor(a: u32, b: u32) -> u32 {
+    a ^ b
+}
+#[inline(always)]
+fn sr16(a: u32) -> u32 {
+    a.rotate_left(16)
+}
+#[inline(always)]
+fn sr12(a: u32) -> u32 {
+    a.rotate_left(12)
+}
+#[inline(always)]
+fn sr8(a: u32) -> u32 {
+    a.rotate_left(8)
+}
+#[inline(always)]
+fn sr7(a: u32) -> u32 {
+    a.rotate_left(7)
+}
+
+/// Five blocks: four in NEON (transposed) and a fifth in general-purpose
+/// registers, interleaved so that the integer pipes work beside the vector
+/// ones (the Linux arm64 "4+1" scheme).
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * 5` bytes.
+#[inline]
+#[target_feature(enable = "neon")]
+unsafe fn pass5(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
+    let (lo, hi) = lane_counters::<4>(ctr, legacy, s[13]);
+    let mut v = [vdupq_n_u32(0); 16];
+    for i in 0..16 {
+        v[i] = vdupq_n_u32(s[i]);
+    }
+    v[12] = vec4(lo);
+    v[13] = vec4(hi);
+    let mut st = *s;
+    let c4 = ctr.wrapping_add(4);
+    st[12] = c4 as u32;
+    if legacy {
+        st[13] = (c4 >> 32) as u32;
+    }
+    let mut x = v;
+    let mut y = st;
+    for _ in 0..dr {
+        quarter4!(
+            x, add, xor, r16, r12, r8, r7, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15
+        );
+        quarter4!(
+            y, sadd, sxor, sr16, sr12, sr8, sr7, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11,
+            15
+        );
+        quarter4!(
+            x, add, xor, r16, r12, r8, r7, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13, 3, 4, 9, 14
+        );
+        quarter4!(
+            y, sadd, sxor, sr16, sr12, sr8, sr7, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13, 3, 4, 9,
+            14
+        );
+    }
+    for i in 0..16 {
+        x[i] = add(x[i], v[i]);
+        y[i] = y[i].wrapping_add(st[i]);
+    }
+    let g0 = transpose(x[0], x[1], x[2], x[3]);
+    let g1 = transpose(x[4], x[5], x[6], x[7]);
+    let g2 = transpose(x[8], x[9], x[10], x[11]);
+    let g3 = transpose(x[12], x[13], x[14], x[15]);
+    for k in 0..4 {
+        // SAFETY: block k < 5 lies inside the caller's 320 bytes.
+        unsafe {
+            xor_store(inp, out, 64 * k, g0[k]);
+            xor_store(inp, out, 64 * k + 16, g1[k]);
+            xor_store(inp, out, 64 * k + 32, g2[k]);
+            xor_store(inp, out, 64 * k + 48, g3[k]);
+        }
+    }
+    for r in 0..4 {
+        let w = vec4([y[4 * r], y[4 * r + 1], y[4 * r + 2], y[4 * r + 3]]);
+        // SAFETY: block 4 lies inside the caller's 320 bytes.
+        unsafe { xor_store(inp, out, 256 + 16 * r, w) };
+    }
+}
+
 #[inline]
 #[target_feature(enable = "neon")]
 fn rows_rounds(
@@ -214,20 +304,19 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
-    while n - i >= 4 {
-        // SAFETY: blocks i..i + 4 lie inside the buffer of n blocks.
+    while n - i >= 5 {
+        // SAFETY: blocks i..i + 5 lie inside the buffer of n blocks.
         unsafe {
-            pass4(
+            pass5(
                 s,
                 ctr.wrapping_add(i as u64),
                 legacy,
                 dr,
                 inp.add(64 * i),
                 out.add(64 * i),
-                4,
             )
         };
-        i += 4;
+        i += 5;
     }
     let r = n - i;
     let c = ctr.wrapping_add(i as u64);
