@@ -337,6 +337,16 @@ impl<R: Rounds, V: Variant> StreamCipher for ChaCha<R, V> {
     }
 
     #[inline]
+    fn try_apply_keystream_inout(
+        &mut self,
+        buf: InOutBuf<'_, '_, u8>,
+    ) -> Result<(), StreamCipherError> {
+        self.check_remaining(buf.len())?;
+        self.apply(buf);
+        Ok(())
+    }
+
+    #[inline]
     fn unchecked_write_keystream(&mut self, buf: &mut [u8]) {
         buf.fill(0);
         self.unchecked_apply_keystream_inout(InOutBuf::from(buf));
