@@ -466,7 +466,13 @@ pub(crate) fn xor_blocks(
     buf: InOutBuf<'_, '_, u8>,
 ) {
     // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-    if buf.len() == 64 {
+    if buf.len() == 64 && dr >= 10 {
+        // One block of ChaCha20 is latency-bound: the scalar code (1-cycle
+        // rotates) is a little faster there than the xmm row layout, whose
+        // 12- and 7-bit rotates take two dependent instructions on AVX2;
+        // with fewer rounds the vector path's lower fixed cost wins.
+        super::soft::xor_blocks(s, ctr, legacy, dr, buf);
+    } else if buf.len() == 64 {
         // One block (a short message or a partial-block refill): a small
         // function, without the big passes' stack frame.
         // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
