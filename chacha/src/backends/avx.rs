@@ -1,6 +1,7 @@
 //! x86_64 AVX2 backend: 8 blocks per pass with the state transposed across
-//! the eight 32-bit lanes of sixteen ymm registers; a 4-block xmm pass and a
-//! 1-block row-layout xmm path for short inputs and tails.
+//! the eight 32-bit lanes of sixteen ymm registers; 2- and 4-block
+//! row-layout ymm passes and a 1-block row-layout xmm path for short inputs
+//! and tails (a lone ChaCha20 block runs the scalar code).
 
 use core::arch::x86_64::*;
 
