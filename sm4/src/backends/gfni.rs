@@ -114,27 +114,18 @@ fn transpose(z: [__m512i; 4]) -> [__m512i; 4] {
     ]
 }
 
-/// One round on `G` groups, the state kept as `X = M1·x` (see [`round1`]):
-/// `y = X_b ^ X_c ^ X_d ^ (M1·k + c1)`, three `gf2p8affineinvqb` of `y` give
-/// `sA`, `sD`, `sE`, and `X_a ^= sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`.
-/// The byte rotations are `vpshufb`, which runs beside the GFNI unit.
+/// The second half of a round on `G` groups, the state kept as
+/// `X = M1·x` (see the module docs): from the S-box input
+/// `y = X_b ^ X_c ^ X_d ^ (M1·k + c1)`, three `gf2p8affineinvqb` give `sA`,
+/// `sD`, `sE`, and `X_a ^= sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`. The byte
+/// rotations are `vpshufb`, which runs beside the GFNI unit.
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-fn round<const G: usize>(
-    a: &mut [__m512i; G],
-    b: &[__m512i; G],
-    c: &[__m512i; G],
-    d: &[__m512i; G],
-    k: u32,
-    rot: &[__m512i; 3],
-) {
-    let km =
-        _mm512_gf2p8affine_epi64_epi8::<PRE_C>(_mm512_set1_epi32(k as i32), _mm512_set1_epi64(PRE));
+fn update<const G: usize>(a: &mut [__m512i; G], y: &[__m512i; G], rot: &[__m512i; 3]) {
     for g in 0..G {
-        let y = _mm512_xor_si512(_mm512_ternarylogic_epi32::<0x96>(b[g], c[g], d[g]), km);
-        let sa = _mm512_gf2p8affineinv_epi64_epi8::<SA_C>(y, _mm512_set1_epi64(SA));
-        let sd = _mm512_gf2p8affineinv_epi64_epi8::<SD_C>(y, _mm512_set1_epi64(SD));
-        let se = _mm512_gf2p8affineinv_epi64_epi8::<SE_C>(y, _mm512_set1_epi64(SE));
+        let sa = _mm512_gf2p8affineinv_epi64_epi8::<SA_C>(y[g], _mm512_set1_epi64(SA));
+        let sd = _mm512_gf2p8affineinv_epi64_epi8::<SD_C>(y[g], _mm512_set1_epi64(SD));
+        let se = _mm512_gf2p8affineinv_epi64_epi8::<SE_C>(y[g], _mm512_set1_epi64(SE));
         let u = _mm512_ternarylogic_epi32::<0x96>(a[g], sa, _mm512_shuffle_epi8(se, rot[2]));
         a[g] = _mm512_ternarylogic_epi32::<0x96>(
             u,
@@ -142,6 +133,29 @@ fn round<const G: usize>(
             _mm512_shuffle_epi8(sd, rot[1]),
         );
     }
+}
+
+/// `p ^ b ^ k` on `G` groups.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn input<const G: usize>(p: &[__m512i; G], b: &[__m512i; G], k: u32) -> [__m512i; G] {
+    let k = _mm512_set1_epi32(k as i32);
+    let mut y = *p;
+    for g in 0..G {
+        y[g] = _mm512_ternarylogic_epi32::<0x96>(p[g], b[g], k);
+    }
+    y
+}
+
+/// `b ^ c` on `G` groups.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn xor2<const G: usize>(b: &[__m512i; G], c: &[__m512i; G]) -> [__m512i; G] {
+    let mut p = *b;
+    for g in 0..G {
+        p[g] = _mm512_xor_si512(b[g], c[g]);
+    }
+    p
 }
 
 /// Encrypt `G` groups of 16 blocks from `inp` to `out`.
@@ -171,11 +185,25 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm512_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
+    // Round keys in the AES-field basis, `M1·k + c1` (bytewise), for all
+    // 32 rounds at once.
+    let mut km = [0u32; 32];
+    for h in 0..2 {
+        // SAFETY: `rk` and `km` hold 32 words; words 16h..16h+16 are in bounds.
+        unsafe {
+            let v = _mm512_loadu_si512(rk.as_ptr().add(16 * h).cast());
+            let v = _mm512_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
+            _mm512_storeu_si512(km.as_mut_ptr().add(16 * h).cast(), v);
+        }
+    }
+    // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
-        round(&mut x0, &x1, &x2, &x3, rk[r], &rot);
-        round(&mut x1, &x2, &x3, &x0, rk[r + 1], &rot);
-        round(&mut x2, &x3, &x0, &x1, rk[r + 2], &rot);
-        round(&mut x3, &x0, &x1, &x2, rk[r + 3], &rot);
+        let p = xor2(&x2, &x3);
+        update(&mut x0, &input(&p, &x1, km[r]), &rot);
+        update(&mut x1, &input(&p, &x0, km[r + 1]), &rot);
+        let p = xor2(&x0, &x1);
+        update(&mut x2, &input(&p, &x3, km[r + 2]), &rot);
+        update(&mut x3, &input(&p, &x2, km[r + 3]), &rot);
     }
     for g in 0..G {
         x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| _mm512_gf2p8affine_epi64_epi8::<0>(w, m1_inv));
