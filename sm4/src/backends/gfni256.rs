@@ -110,23 +110,20 @@ fn transpose(z: [__m256i; 4]) -> [__m256i; 4] {
     ]
 }
 
-/// One round on `G` groups in the AES-field basis (see the module docs).
+/// One round on `G` groups in the AES-field basis (see the module docs),
+/// given `p = X_c ^ X_d` and the mapped round key `km = M1·k + c1`.
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
 fn round<const G: usize>(
     a: &mut [__m256i; G],
     b: &[__m256i; G],
-    c: &[__m256i; G],
-    d: &[__m256i; G],
-    k: u32,
+    p: &[__m256i; G],
+    km: u32,
     sh: &[__m256i; 4],
 ) {
-    let km = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(
-        _mm256_set1_epi32(k as i32),
-        _mm256_set1_epi64x(PRE),
-    );
+    let km = _mm256_set1_epi32(km as i32);
     for g in 0..G {
-        let y = _mm256_xor_si256(_mm256_xor_si256(b[g], c[g]), _mm256_xor_si256(d[g], km));
+        let y = _mm256_xor_si256(_mm256_xor_si256(p[g], b[g]), km);
         let sa = _mm256_gf2p8affineinv_epi64_epi8::<SA_C>(y, _mm256_set1_epi64x(SA));
         let sd = _mm256_gf2p8affineinv_epi64_epi8::<SD_C>(y, _mm256_set1_epi64x(SD));
         let se = _mm256_gf2p8affineinv_epi64_epi8::<SE_C>(y, _mm256_set1_epi64x(SE));
@@ -137,6 +134,17 @@ fn round<const G: usize>(
         let v = _mm256_xor_si256(_mm256_shuffle_epi8(se, sh[3]), sa);
         a[g] = _mm256_xor_si256(a[g], _mm256_xor_si256(u, v));
     }
+}
+
+/// `b ^ c` on `G` groups.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn xor2<const G: usize>(b: &[__m256i; G], c: &[__m256i; G]) -> [__m256i; G] {
+    let mut p = *b;
+    for g in 0..G {
+        p[g] = _mm256_xor_si256(b[g], c[g]);
+    }
+    p
 }
 
 /// Encrypt `G` groups of 8 blocks from `inp` to `out`.
@@ -165,11 +173,24 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
+    // Round keys in the AES-field basis, `M1·k + c1` (bytewise).
+    let mut km = [0u32; 32];
+    for h in 0..4 {
+        // SAFETY: `rk` and `km` hold 32 words; words 8h..8h+8 are in bounds.
+        unsafe {
+            let v = _mm256_loadu_si256(rk.as_ptr().add(8 * h).cast());
+            let v = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
+            _mm256_storeu_si256(km.as_mut_ptr().add(8 * h).cast(), v);
+        }
+    }
+    // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
-        round(&mut x0, &x1, &x2, &x3, rk[r], &sh);
-        round(&mut x1, &x2, &x3, &x0, rk[r + 1], &sh);
-        round(&mut x2, &x3, &x0, &x1, rk[r + 2], &sh);
-        round(&mut x3, &x0, &x1, &x2, rk[r + 3], &sh);
+        let p = xor2(&x2, &x3);
+        round(&mut x0, &x1, &p, km[r], &sh);
+        round(&mut x1, &x0, &p, km[r + 1], &sh);
+        let p = xor2(&x0, &x1);
+        round(&mut x2, &x3, &p, km[r + 2], &sh);
+        round(&mut x3, &x2, &p, km[r + 3], &sh);
     }
     for g in 0..G {
         x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1_inv));
