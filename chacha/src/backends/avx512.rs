@@ -243,11 +243,12 @@ unsafe fn pass16(
     out: *mut u8,
     n: usize,
 ) {
-    let v = init16!(s, ctr, legacy);
-    let mut x = v;
+    let mut x = init16!(s, ctr, legacy);
     for _ in 0..dr {
         double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
     }
+    // Rebuilt, not kept live through the rounds (see `pass32`).
+    let v = init16!(core::hint::black_box(s), ctr, legacy);
     // SAFETY: forwarded from the caller.
     unsafe { finish16(&x, &v, inp, out, n) };
 }
@@ -259,10 +260,8 @@ unsafe fn pass16(
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn pass32(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
-    let v = init16!(s, ctr, legacy);
-    let w = init16!(s, ctr.wrapping_add(16), legacy);
-    let mut x = v;
-    let mut y = w;
+    let mut x = init16!(s, ctr, legacy);
+    let mut y = init16!(s, ctr.wrapping_add(16), legacy);
     for _ in 0..dr {
         quarter4!(
             x, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,
@@ -281,6 +280,12 @@ unsafe fn pass32(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
             3, 4, 9, 14
         );
     }
+    // Rebuild the input states rather than keeping them live through the
+    // rounds: the two sets need all 32 zmm registers. The barrier stops the
+    // compiler from merging this with the first computation.
+    let s = core::hint::black_box(s);
+    let v = init16!(s, ctr, legacy);
+    let w = init16!(s, ctr.wrapping_add(16), legacy);
     // SAFETY: 32 blocks valid per the caller.
     unsafe {
         finish16(&x, &v, inp, out, 16);
