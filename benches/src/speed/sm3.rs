@@ -40,13 +40,20 @@ pub fn rows(s: &mut crate::Speed) {
         });
     }
     if s.opts.peers {
-        s.row_multi("sm3", "digest_many", "rustcrypto-sm3", true, widest, |size| {
-            let bufs: Vec<Vec<u8>> = (0..widest).map(|_| crate::buffer(size)).collect();
-            Some(move || {
-                for b in &bufs {
-                    black_box(rc_sm3::Sm3::digest(black_box(&b[..])));
-                }
-            })
-        });
+        s.row_multi(
+            "sm3",
+            "digest_many",
+            "rustcrypto-sm3",
+            true,
+            widest,
+            |size| {
+                let bufs: Vec<Vec<u8>> = (0..widest).map(|_| crate::buffer(size)).collect();
+                Some(move || {
+                    for b in &bufs {
+                        black_box(rc_sm3::Sm3::digest(black_box(&b[..])));
+                    }
+                })
+            },
+        );
     }
 }
