@@ -111,6 +111,10 @@ impl Backend {
 
     /// Whether this CPU can run the backend.
     pub fn is_available(self) -> bool {
+        if cfg!(miri) {
+            // Miri runs the portable code only (and cannot execute CPUID).
+            return self == Backend::Soft;
+        }
         match self {
             Backend::Soft => true,
             #[cfg(target_arch = "x86_64")]

@@ -18,7 +18,7 @@ fn gbt32907_examples() {
         let n = c.u64("iterations");
         for b in sm4::Backend::available() {
             // the 1,000,000-fold example only on the default backend
-            if n > 1 && b.name() != sm4::backend() {
+            if n > 1 && (b.name() != sm4::backend() || cfg!(miri)) {
                 continue;
             }
             let cipher = Sm4::with_backend(&c.array::<16>("key"), b).unwrap();
