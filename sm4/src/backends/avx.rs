@@ -171,7 +171,8 @@ fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
 }
 
 /// One single-block round on the state kept as `X = M1·x`. `y = M1·t + c1`
-/// is this round's input to the AES S-box. Every register holds one word
+/// is this round's input to the AES S-box, `km = M1·k' + c1` the next round
+/// key mapped the same way. Every register holds one word
 /// broadcast to its four columns, so AESENCLAST's ShiftRows changes nothing
 /// and needs no fix-up. Returns `X_a ^ M1·L(s)` and the next `y`
 /// (`= that ^ X_c ^ X_d ^ (M1·k' + c1)`).
@@ -182,15 +183,17 @@ fn round1(
     y: __m128i,
     c: __m128i,
     d: __m128i,
-    k: u32,
+    km: u32,
     sh: &[__m256i; 4],
 ) -> (__m128i, __m128i) {
-    let km = nibble_map128(_mm_set1_epi32(k as i32), &PRE_LO, &PRE_HI);
+    let km = _mm_set1_epi32(km as i32);
     let zz = _mm_xor_si128(_mm_xor_si128(a, c), _mm_xor_si128(d, km));
     let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
-    let sa = nibble_map128(z, &SA_LO, &SA_HI);
+    // sD and sE first: they feed the rotations on the critical path; sA is
+    // needed one step later (x86 schedulers issue oldest first).
     let sd = nibble_map128(z, &SD_LO, &SD_HI);
     let se = nibble_map128(z, &SE_LO, &SE_HI);
+    let sa = nibble_map128(z, &SA_LO, &SA_HI);
     let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, opaque(_mm256_castsi256_si128(sh[i])));
     // Balanced XOR trees, pinned so that LLVM does not reassociate them
     // into one long chain on the critical path.
@@ -305,13 +308,28 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let k0 = nibble_map128(_mm_set1_epi32(rk[0] as i32), &PRE_LO, &PRE_HI);
+    // All round keys mapped to the AES-field basis up front (off the
+    // round loop, four per register).
+    let mut km = [0u32; 32];
+    for (kc, rc) in km.chunks_exact_mut(4).zip(rk.chunks_exact(4)) {
+        let v = _mm_setr_epi32(rc[0] as i32, rc[1] as i32, rc[2] as i32, rc[3] as i32);
+        let v = nibble_map128(v, &PRE_LO, &PRE_HI);
+        for (i, k) in kc.iter_mut().enumerate() {
+            *k = match i {
+                0 => _mm_extract_epi32::<0>(v),
+                1 => _mm_extract_epi32::<1>(v),
+                2 => _mm_extract_epi32::<2>(v),
+                _ => _mm_extract_epi32::<3>(v),
+            } as u32;
+        }
+    }
+    let k0 = _mm_set1_epi32(km[0] as i32);
     let mut y = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
-        (x0, y) = round1(x0, y, x2, x3, rk[r + 1], &sh);
-        (x1, y) = round1(x1, y, x3, x0, rk[(r + 2) % 32], &sh);
-        (x2, y) = round1(x2, y, x0, x1, rk[(r + 3) % 32], &sh);
-        (x3, y) = round1(x3, y, x1, x2, rk[(r + 4) % 32], &sh);
+        (x0, y) = round1(x0, y, x2, x3, km[r + 1], &sh);
+        (x1, y) = round1(x1, y, x3, x0, km[(r + 2) % 32], &sh);
+        (x2, y) = round1(x2, y, x0, x1, km[(r + 3) % 32], &sh);
+        (x3, y) = round1(x3, y, x1, x2, km[(r + 4) % 32], &sh);
     }
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
