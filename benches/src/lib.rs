@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 pub mod speed;
 
-/// Message sizes of the table's columns, in bytes.
+/// Message sizes of the table's columns by default, in bytes.
 pub const SIZES: [usize; 6] = [16, 64, 256, 1024, 4096, 8192];
 
 /// Command-line options of `speed`.
@@ -23,12 +23,17 @@ pub struct Options {
     pub quick: bool,
     /// Print the tables as Markdown.
     pub markdown: bool,
+    /// The columns' message sizes (default [`SIZES`]).
+    pub sizes: Vec<usize>,
 }
 
 impl Options {
     /// Parse `std::env::args()`; prints usage and exits on `--help`.
     pub fn from_args() -> Self {
-        let mut o = Options::default();
+        let mut o = Options {
+            sizes: SIZES.to_vec(),
+            ..Options::default()
+        };
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             match a.as_str() {
@@ -37,9 +42,20 @@ impl Options {
                 "--markdown" => o.markdown = true,
                 "--backend" => o.backend = args.next(),
                 "--alg" => o.alg = args.next(),
+                "--sizes" => {
+                    let list = args.next().unwrap_or_default();
+                    o.sizes = list
+                        .split(',')
+                        .filter_map(|v| v.trim().parse().ok())
+                        .collect();
+                    if o.sizes.is_empty() {
+                        eprintln!("--sizes takes a comma-separated list of byte counts");
+                        std::process::exit(2);
+                    }
+                }
                 _ => {
                     eprintln!(
-                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--quick] [--markdown]"
+                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--sizes 16,512,...] [--quick] [--markdown]"
                     );
                     std::process::exit(if a == "--help" || a == "-h" { 0 } else { 2 });
                 }
@@ -147,7 +163,7 @@ impl Speed {
             return;
         }
         let mut secs = Vec::new();
-        for &size in &SIZES {
+        for &size in &self.opts.sizes {
             secs.push(make(size).map(|mut f| time_best(&mut f, self.opts.quick)));
         }
         let row = Row {
@@ -155,7 +171,7 @@ impl Speed {
             mode: mode.into(),
             backend: backend.into(),
             peer,
-            bytes: SIZES.iter().map(|s| s * multiplier).collect(),
+            bytes: self.opts.sizes.iter().map(|s| s * multiplier).collect(),
             secs,
         };
         eprintln!("measured {} {} {}", row.alg, row.mode, row.backend);
@@ -198,11 +214,12 @@ impl Speed {
         let head: Vec<String> = ["algorithm", "mode", "backend"]
             .iter()
             .map(|s| s.to_string())
-            .chain(SIZES.iter().map(|s| s.to_string()))
+            .chain(self.opts.sizes.iter().map(|s| s.to_string()))
             .collect();
         let mut lines = vec![head];
         for r in &self.rows {
-            let cells: Vec<Option<String>> = (0..SIZES.len()).map(|i| cell(r, i)).collect();
+            let cells: Vec<Option<String>> =
+                (0..self.opts.sizes.len()).map(|i| cell(r, i)).collect();
             if cells.iter().all(Option::is_none) {
                 continue;
             }
