@@ -81,6 +81,19 @@ fn block(b: &[u8]) -> [u64; 3] {
     limbs(t0, t1, HIBIT)
 }
 
+/// A final partial block (1..=15 bytes) as limbs: 0x01 appended, then
+/// zeros, 2^128 not added.
+#[inline(always)]
+fn partial(data: &[u8]) -> [u64; 3] {
+    let mut b = [0u8; 16];
+    b[..data.len()].copy_from_slice(data);
+    b[data.len()] = 1;
+    let (lo, hi) = b.split_at(8);
+    let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+    let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+    limbs(t0, t1, 0)
+}
+
 #[inline(always)]
 fn add(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
     [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
@@ -117,21 +130,63 @@ impl PolyCore {
 
     /// Absorb full 16-byte blocks (`data.len()` a multiple of 16): four at
     /// a time as `(h + m1) r^4 + m2 r^3 + m3 r^2 + m4 r` (independent
-    /// products, one carry), then one at a time.
+    /// products, one carry), and a last 1..3 the same way with lower powers.
     #[inline]
     pub(crate) fn blocks(&mut self, data: &[u8]) {
-        let mut quads = data.chunks_exact(64);
-        for q in &mut quads {
+        self.h = self.eval(self.h, data);
+    }
+
+    /// `h` after absorbing `data` (any length: a final partial block is
+    /// padded with 0x01 and zeros, without 2^128), `self.h` untouched. The
+    /// last 1..=4 blocks (full or partial) take one multiply step with the
+    /// powers `r^n .. r`, so a short message (a tweak header) costs one
+    /// carry chain, not one per block.
+    #[inline]
+    fn eval(&self, mut h: [u64; 3], data: &[u8]) -> [u64; 3] {
+        // Keep at least one block out of the 4-block loop when the length is
+        // a multiple of 64, so the tail step below always has work unless
+        // `data` is empty.
+        let quads = data.len().saturating_sub(1) / 64;
+        let (head, rest) = data.split_at(64 * quads);
+        for q in head.chunks_exact(64) {
             let mut d = [0u128; 3];
-            mac(&mut d, add(self.h, block(&q[..16])), &self.pw[3]);
+            mac(&mut d, add(h, block(&q[..16])), &self.pw[3]);
             mac(&mut d, block(&q[16..32]), &self.pw[2]);
             mac(&mut d, block(&q[32..48]), &self.pw[1]);
             mac(&mut d, block(&q[48..]), &self.pw[0]);
-            self.h = carry(d);
+            h = carry(d);
         }
-        for b in quads.remainder().chunks_exact(16) {
-            self.absorb(block(b));
+        // `rest` is 0..=64 bytes: n = 0..=4 blocks, the last maybe partial.
+        let n = rest.len().div_ceil(16);
+        if n == 0 {
+            return h;
         }
+        // One 64-byte buffer, blocks at fixed offsets: block j (< n) takes
+        // r^(n-j); the slots past the message are zero (no 2^128) and add
+        // nothing whatever power they meet.
+        let mut buf = [0u8; 64];
+        buf[..rest.len()].copy_from_slice(rest);
+        if !rest.len().is_multiple_of(16) {
+            buf[rest.len()] = 1;
+        }
+        let full = rest.len() / 16;
+        let mut d = [0u128; 3];
+        for j in 0..4 {
+            let lo = u64::from_le_bytes(buf[16 * j..16 * j + 8].try_into().unwrap_or_default());
+            let hi =
+                u64::from_le_bytes(buf[16 * j + 8..16 * j + 16].try_into().unwrap_or_default());
+            let t = limbs(lo, hi, if j < full { HIBIT } else { 0 });
+            let t = if j == 0 { add(h, t) } else { t };
+            mac(&mut d, t, &self.pw[n.wrapping_sub(1 + j) & 3]);
+        }
+        carry(d)
+    }
+
+    /// Poly1305 (no `s`) of the whole of `data` from a zero accumulator,
+    /// without touching `self`: see [`PolyCore::eval`].
+    #[inline]
+    pub(crate) fn oneshot(&self, data: &[u8]) -> [u8; 16] {
+        emit(self.eval([0; 3], data))
     }
 
     /// `h = (h + b) r`.
@@ -146,13 +201,7 @@ impl PolyCore {
     /// then zeros, and 2^128 is not added.
     #[inline]
     pub(crate) fn last_partial(&mut self, data: &[u8]) {
-        let mut b = [0u8; 16];
-        b[..data.len()].copy_from_slice(data);
-        b[data.len()] = 1;
-        let (lo, hi) = b.split_at(8);
-        let t0 = u64::from_le_bytes(lo.try_into().unwrap_or_default());
-        let t1 = u64::from_le_bytes(hi.try_into().unwrap_or_default());
-        self.absorb(limbs(t0, t1, 0));
+        self.absorb(partial(data));
     }
 
     /// Absorb one NH output (four 64-bit sums = 32 bytes = two full blocks).
@@ -174,32 +223,7 @@ impl PolyCore {
     /// little-endian. No `s` is added.
     #[inline]
     pub(crate) fn emit(&self) -> [u8; 16] {
-        let [mut h0, mut h1, mut h2] = self.h;
-        // Full carry propagation (twice, so every limb is in range).
-        for _ in 0..2 {
-            h2 += h1 >> 44;
-            h1 &= MASK44;
-            h0 += (h2 >> 42) * 5;
-            h2 &= MASK42;
-            h1 += h0 >> 44;
-            h0 &= MASK44;
-        }
-        // g = h + 5 - 2^130; take g when it does not borrow (h >= p).
-        let g0 = h0 + 5;
-        let g1 = h1 + (g0 >> 44);
-        let g2 = (h2 + (g1 >> 44)).wrapping_sub(1 << 42);
-        let g0 = g0 & MASK44;
-        let g1 = g1 & MASK44;
-        let take_g = (g2 >> 63).wrapping_sub(1); // all ones when no borrow
-        h0 = (h0 & !take_g) | (g0 & take_g);
-        h1 = (h1 & !take_g) | (g1 & take_g);
-        h2 = (h2 & !take_g) | (g2 & take_g);
-        let lo = h0 | (h1 << 44);
-        let hi = (h1 >> 20) | (h2 << 24);
-        let mut out = [0u8; 16];
-        out[..8].copy_from_slice(&lo.to_le_bytes());
-        out[8..].copy_from_slice(&hi.to_le_bytes());
-        out
+        emit(self.h)
     }
 
     #[cfg(feature = "zeroize")]
@@ -210,4 +234,36 @@ impl PolyCore {
         }
         self.h.zeroize();
     }
+}
+
+/// The accumulator fully reduced modulo 2^130 - 5, then taken mod 2^128,
+/// little-endian. No `s` is added.
+#[inline]
+fn emit(h: [u64; 3]) -> [u8; 16] {
+    let [mut h0, mut h1, mut h2] = h;
+    // Full carry propagation (twice, so every limb is in range).
+    for _ in 0..2 {
+        h2 += h1 >> 44;
+        h1 &= MASK44;
+        h0 += (h2 >> 42) * 5;
+        h2 &= MASK42;
+        h1 += h0 >> 44;
+        h0 &= MASK44;
+    }
+    // g = h + 5 - 2^130; take g when it does not borrow (h >= p).
+    let g0 = h0 + 5;
+    let g1 = h1 + (g0 >> 44);
+    let g2 = (h2 + (g1 >> 44)).wrapping_sub(1 << 42);
+    let g0 = g0 & MASK44;
+    let g1 = g1 & MASK44;
+    let take_g = (g2 >> 63).wrapping_sub(1); // all ones when no borrow
+    h0 = (h0 & !take_g) | (g0 & take_g);
+    h1 = (h1 & !take_g) | (g1 & take_g);
+    h2 = (h2 & !take_g) | (g2 & take_g);
+    let lo = h0 | (h1 << 44);
+    let hi = (h1 >> 20) | (h2 << 24);
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&lo.to_le_bytes());
+    out[8..].copy_from_slice(&hi.to_le_bytes());
+    out
 }

@@ -147,6 +147,13 @@ fn poly1305_vectors() {
         let mut q = p.clone();
         let acc = u128::from_le_bytes(p.finalize());
         assert_eq!(acc.wrapping_add(s).to_le_bytes(), want, "{}", c.id());
+        let acc = u128::from_le_bytes(q.oneshot(&msg));
+        assert_eq!(
+            acc.wrapping_add(s).to_le_bytes(),
+            want,
+            "oneshot {}",
+            c.id()
+        );
         q.reset();
         q.update(&msg);
         let acc = u128::from_le_bytes(q.finalize());
@@ -184,6 +191,12 @@ fn poly1305_against_rustcrypto() {
             p.update(&msg[off..off + n]);
             off += n;
         }
+        let one = u128::from_le_bytes(p.oneshot(&msg)).wrapping_add(s);
+        assert_eq!(
+            one.to_le_bytes().as_slice(),
+            want.as_slice(),
+            "oneshot len {len} case {i}"
+        );
         let got = u128::from_le_bytes(p.finalize()).wrapping_add(s);
         assert_eq!(
             got.to_le_bytes().as_slice(),
