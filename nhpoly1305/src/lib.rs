@@ -191,8 +191,7 @@ impl Poly1305 {
     /// The hash of `data` alone, as a fresh hash with this key would give
     /// after `update(data)` and `finalize()`; `self` (and anything it has
     /// absorbed) is neither read nor changed apart from the key. Faster for
-    /// short messages: nothing is copied and the last up-to-four blocks
-    /// take one multiplication step with the powers `r^4 .. r`.
+    /// short messages (a tweak header): nothing is copied or buffered.
     ///
     /// ```
     /// use nhpoly1305::Poly1305;

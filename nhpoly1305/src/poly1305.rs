@@ -130,25 +130,33 @@ impl PolyCore {
 
     /// Absorb full 16-byte blocks (`data.len()` a multiple of 16): four at
     /// a time as `(h + m1) r^4 + m2 r^3 + m3 r^2 + m4 r` (independent
-    /// products, one carry), and a last 1..3 the same way with lower powers.
+    /// products, one carry), then one at a time.
     #[inline]
     pub(crate) fn blocks(&mut self, data: &[u8]) {
-        self.h = self.eval(self.h, data);
+        let mut quads = data.chunks_exact(64);
+        for q in &mut quads {
+            let mut d = [0u128; 3];
+            mac(&mut d, add(self.h, block(&q[..16])), &self.pw[3]);
+            mac(&mut d, block(&q[16..32]), &self.pw[2]);
+            mac(&mut d, block(&q[32..48]), &self.pw[1]);
+            mac(&mut d, block(&q[48..]), &self.pw[0]);
+            self.h = carry(d);
+        }
+        for b in quads.remainder().chunks_exact(16) {
+            self.absorb(block(b));
+        }
     }
 
     /// `h` after absorbing `data` (any length: a final partial block is
-    /// padded with 0x01 and zeros, without 2^128), `self.h` untouched. The
-    /// last 1..=4 blocks (full or partial) take one multiply step with the
-    /// powers `r^n .. r`, so a short message (a tweak header) costs one
-    /// carry chain, not one per block.
+    /// padded with 0x01 and zeros, without 2^128), `self.h` untouched (for
+    /// [`PolyCore::oneshot`]). Four blocks at a time as in
+    /// [`PolyCore::blocks`], the last 1..3 (and a partial one) one at a
+    /// time: with scalar products a combined step with the powers costs
+    /// more (register pressure) than the short chain it saves (measured).
     #[inline]
     fn eval(&self, mut h: [u64; 3], data: &[u8]) -> [u64; 3] {
-        // Keep at least one block out of the 4-block loop when the length is
-        // a multiple of 64, so the tail step below always has work unless
-        // `data` is empty.
-        let quads = data.len().saturating_sub(1) / 64;
-        let (head, rest) = data.split_at(64 * quads);
-        for q in head.chunks_exact(64) {
+        let mut quads = data.chunks_exact(64);
+        for q in &mut quads {
             let mut d = [0u128; 3];
             mac(&mut d, add(h, block(&q[..16])), &self.pw[3]);
             mac(&mut d, block(&q[16..32]), &self.pw[2]);
@@ -156,30 +164,13 @@ impl PolyCore {
             mac(&mut d, block(&q[48..]), &self.pw[0]);
             h = carry(d);
         }
-        // `rest` is 0..=64 bytes: n = 0..=4 blocks, the last maybe partial.
-        let n = rest.len().div_ceil(16);
-        if n == 0 {
-            return h;
+        for b in quads.remainder().chunks(16) {
+            let t = if b.len() == 16 { block(b) } else { partial(b) };
+            let mut d = [0u128; 3];
+            mac(&mut d, add(h, t), &self.pw[0]);
+            h = carry(d);
         }
-        // One 64-byte buffer, blocks at fixed offsets: block j (< n) takes
-        // r^(n-j); the slots past the message are zero (no 2^128) and add
-        // nothing whatever power they meet.
-        let mut buf = [0u8; 64];
-        buf[..rest.len()].copy_from_slice(rest);
-        if !rest.len().is_multiple_of(16) {
-            buf[rest.len()] = 1;
-        }
-        let full = rest.len() / 16;
-        let mut d = [0u128; 3];
-        for j in 0..4 {
-            let lo = u64::from_le_bytes(buf[16 * j..16 * j + 8].try_into().unwrap_or_default());
-            let hi =
-                u64::from_le_bytes(buf[16 * j + 8..16 * j + 16].try_into().unwrap_or_default());
-            let t = limbs(lo, hi, if j < full { HIBIT } else { 0 });
-            let t = if j == 0 { add(h, t) } else { t };
-            mac(&mut d, t, &self.pw[n.wrapping_sub(1 + j) & 3]);
-        }
-        carry(d)
+        h
     }
 
     /// Poly1305 (no `s`) of the whole of `data` from a zero accumulator,
