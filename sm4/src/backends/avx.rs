@@ -1,23 +1,25 @@
 //! x86_64 AES-NI + AVX2 kernel, for CPUs without GFNI (Haswell to Skylake,
 //! Zen 1-3).
 //!
-//! Same layout as `gfni256.rs` (four words of 8 blocks per group in four
-//! ymm registers, `L` by byte shuffles and one shift pair). The S-box goes
-//! through the AES one: `y = M1·x + c1` (two 4-bit `vpshufb` table lookups),
-//! an inverse-ShiftRows byte shuffle, `AESENCLAST` with a zero round key
-//! (= AES SubBytes = `A_aes·inv(y) + 0x63`), then `M3·z + c3` by two more
-//! nibble lookups. The maps are derived and checked by
-//! `tools/derive_sbox.py`. AES-NI works on 128 bits, so each ymm register
-//! is split into two `AESENCLAST`s. Four groups (32 blocks) are
-//! interleaved (AVX2 has only 16 registers, so some state lives on the
-//! stack; still faster than two groups, 3.3 vs 4.7 c/B on Zen 4).
+//! Same layout and state representation as `gfni256.rs`: four words of 8
+//! blocks per group in four ymm registers, kept in the AES-field basis
+//! `X = M1·x` (`M1` the linear part of the S-box's first affine map, mapped
+//! in and out by nibble tables once per call), so that the AES S-box input
+//! is `X_b ^ X_c ^ X_d ^ (M1·k + c1)` with no input map. Then an
+//! inverse-ShiftRows byte shuffle (each 32-bit column holds a word of a
+//! different block), `AESENCLAST` with a zero round key (= AES SubBytes =
+//! `A_aes·inv(y) + 0x63`) on each 128-bit half, and three nibble-table
+//! pairs (one shared nibble split) straight to `sA`, `sD`, `sE` with
+//! `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`, the rotations by
+//! `vpshufb`. The maps are derived and checked by `tools/derive_sbox.py`.
+//! Four groups (32 blocks) are interleaved (AVX2 has only 16 registers, so
+//! some state lives on the stack; still faster than two groups, 3.3 vs 4.7
+//! c/B on Zen 4 with the earlier plain-basis round; the AES-field basis
+//! saves about 4 of 30 operations per round: ECB 3.25 -> 3.1 c/B).
 //!
-//! The single-block path (CBC/CFB encryption, CMAC) keeps the state in the
-//! AES-field basis `X = M1·x` like the GFNI kernels: the AES S-box input is
-//! then `X_b ^ X_c ^ X_d ^ (M1·k + c1)`, no input map is needed, and three
-//! nibble-table pairs map the `AESENCLAST` output straight to `sA`, `sD`,
-//! `sE` with `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`. With every
-//! word broadcast to the four columns, ShiftRows changes nothing there.
+//! The single-block path (CBC/CFB encryption, CMAC) uses the same basis and
+//! maps with every word broadcast to the four columns, where ShiftRows
+//! changes nothing and needs no fix-up.
 
 use core::arch::x86_64::*;
 
@@ -33,10 +35,13 @@ const PRE_LO: [i8; 16] = nib([
 const PRE_HI: [i8; 16] = nib([
     0x00, 0xdc, 0x2e, 0xf2, 0xc5, 0x19, 0xeb, 0x37, 0x08, 0xd4, 0x26, 0xfa, 0xcd, 0x11, 0xe3, 0x3f,
 ]);
-/// Nibble tables of the output map, applied to the SubBytes result.
+/// Nibble tables of the output map, applied to the SubBytes result (the
+/// plain S-box, checked by the unit test only).
+#[cfg(test)]
 const POST_LO: [i8; 16] = nib([
     0x6c, 0xd4, 0xa6, 0x1e, 0x52, 0xea, 0x98, 0x20, 0x0b, 0xb3, 0xc1, 0x79, 0x35, 0x8d, 0xff, 0x47,
 ]);
+#[cfg(test)]
 const POST_HI: [i8; 16] = nib([
     0x00, 0xe0, 0x50, 0xb0, 0x9d, 0x7d, 0xcd, 0x2d, 0xc0, 0x20, 0x90, 0x70, 0x5d, 0xbd, 0x0d, 0xed,
 ]);
@@ -135,6 +140,7 @@ fn shuffles() -> [__m256i; 4] {
     ]
 }
 
+#[cfg(test)]
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 fn sbox256(x: __m256i) -> __m256i {
@@ -156,18 +162,6 @@ fn nibble_map128(x: __m128i, lo: &[i8; 16], hi: &[i8; 16]) -> __m128i {
     let l = _mm_and_si128(x, m);
     let h = _mm_and_si128(_mm_srli_epi32::<4>(x), m);
     _mm_xor_si128(_mm_shuffle_epi8(t(lo), l), _mm_shuffle_epi8(t(hi), h))
-}
-
-/// `x0 ^ L(s)` on ymm.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn x0_l(x0: __m256i, s: __m256i, sh: &[__m256i; 4]) -> __m256i {
-    let r8 = _mm256_shuffle_epi8(s, sh[1]);
-    let r16 = _mm256_shuffle_epi8(s, sh[2]);
-    let r24 = _mm256_shuffle_epi8(s, sh[3]);
-    let u = _mm256_xor_si256(_mm256_xor_si256(s, r8), r16);
-    let v = _mm256_or_si256(_mm256_slli_epi32::<2>(u), _mm256_srli_epi32::<30>(u));
-    _mm256_xor_si256(_mm256_xor_si256(x0, s), _mm256_xor_si256(r24, v))
 }
 
 /// One single-block round on the state kept as `X = M1·x`. `y = M1·t + c1`
@@ -230,22 +224,76 @@ fn transpose(z: [__m256i; 4]) -> [__m256i; 4] {
     ]
 }
 
-/// One round on `G` groups: `a ^= L(S(b ^ c ^ d ^ k))`.
+/// One round on `G` groups in the AES-field basis `X = M1·x` (as on the
+/// single-block path): `y = p ^ X_b ^ (M1·k + c1)` with `p = X_c ^ X_d`,
+/// the inverse-ShiftRows shuffle (each 32-bit column is a word of a
+/// different block), `AESENCLAST` with a zero key on each half, three
+/// nibble-table pairs (sharing the nibble split) to `sA`, `sD`, `sE`, and
+/// `X_a ^= sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`.
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 fn round<const G: usize>(
     a: &mut [__m256i; G],
     b: &[__m256i; G],
-    c: &[__m256i; G],
-    d: &[__m256i; G],
-    k: u32,
+    p: &[__m256i; G],
+    km: u32,
     sh: &[__m256i; 4],
 ) {
-    let k = _mm256_set1_epi32(k as i32);
+    let km = _mm256_set1_epi32(km as i32);
+    let m = _mm256_set1_epi8(0x0f);
+    let zero = _mm_setzero_si128();
     for g in 0..G {
-        let t = _mm256_xor_si256(_mm256_xor_si256(b[g], c[g]), _mm256_xor_si256(d[g], k));
-        a[g] = x0_l(a[g], sbox256(t), sh);
+        let y = _mm256_xor_si256(_mm256_xor_si256(p[g], b[g]), km);
+        let y = _mm256_shuffle_epi8(y, table(&INV_SHIFT_ROWS));
+        let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), zero);
+        let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), zero);
+        let z = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+        let l = _mm256_and_si256(z, m);
+        let h = _mm256_and_si256(_mm256_srli_epi32::<4>(z), m);
+        let look = |tl: &[i8; 16], th: &[i8; 16]| {
+            _mm256_xor_si256(
+                _mm256_shuffle_epi8(table(tl), l),
+                _mm256_shuffle_epi8(table(th), h),
+            )
+        };
+        let sa = look(&SA_LO, &SA_HI);
+        let sd = look(&SD_LO, &SD_HI);
+        let se = look(&SE_LO, &SE_HI);
+        let u = _mm256_xor_si256(
+            _mm256_shuffle_epi8(sd, sh[1]),
+            _mm256_shuffle_epi8(sd, sh[2]),
+        );
+        let v = _mm256_xor_si256(_mm256_shuffle_epi8(se, sh[3]), sa);
+        a[g] = _mm256_xor_si256(a[g], _mm256_xor_si256(u, v));
     }
+}
+
+/// `b ^ c` on `G` groups.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn xor2<const G: usize>(b: &[__m256i; G], c: &[__m256i; G]) -> [__m256i; G] {
+    let mut p = *b;
+    for g in 0..G {
+        p[g] = _mm256_xor_si256(b[g], c[g]);
+    }
+    p
+}
+
+/// All 32 round keys in the AES-field basis, `M1·k + c1` (bytewise).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn map_keys(rk: &[u32; 32]) -> [u32; 32] {
+    let mut km = [0u32; 32];
+    let (lo, hi) = (table(&PRE_LO), table(&PRE_HI));
+    for h in 0..4 {
+        // SAFETY: `rk` and `km` hold 32 words; words 8h..8h+8 are in bounds.
+        unsafe {
+            let v = _mm256_loadu_si256(rk.as_ptr().add(8 * h).cast());
+            let v = nibble_map(v, lo, hi);
+            _mm256_storeu_si256(km.as_mut_ptr().add(8 * h).cast(), v);
+        }
+    }
+    km
 }
 
 /// Encrypt `G` groups of 8 blocks from `inp` to `out`.
@@ -268,17 +316,24 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         *xg = transpose(z);
     }
     let [mut x0, mut x1, mut x2, mut x3] = [[_mm256_setzero_si256(); G]; 4];
+    let (m1_lo, m1_hi) = (table(&M1_LO), table(&M1_HI));
     for g in 0..G {
-        [x0[g], x1[g], x2[g], x3[g]] = x[g];
+        // X = M1·x: the state in the AES-field basis.
+        [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| nibble_map(w, m1_lo, m1_hi));
     }
+    let km = map_keys(rk);
+    // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
-        round(&mut x0, &x1, &x2, &x3, rk[r], &sh);
-        round(&mut x1, &x2, &x3, &x0, rk[r + 1], &sh);
-        round(&mut x2, &x3, &x0, &x1, rk[r + 2], &sh);
-        round(&mut x3, &x0, &x1, &x2, rk[r + 3], &sh);
+        let p = xor2(&x2, &x3);
+        round(&mut x0, &x1, &p, km[r], &sh);
+        round(&mut x1, &x0, &p, km[r + 1], &sh);
+        let p = xor2(&x0, &x1);
+        round(&mut x2, &x3, &p, km[r + 2], &sh);
+        round(&mut x3, &x2, &p, km[r + 3], &sh);
     }
+    let (inv_lo, inv_hi) = (table(&M1_INV_LO), table(&M1_INV_HI));
     for g in 0..G {
-        x[g] = [x0[g], x1[g], x2[g], x3[g]];
+        x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| nibble_map(w, inv_lo, inv_hi));
     }
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
@@ -308,21 +363,8 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    // All round keys mapped to the AES-field basis up front (off the
-    // round loop, four per register).
-    let mut km = [0u32; 32];
-    for (kc, rc) in km.chunks_exact_mut(4).zip(rk.chunks_exact(4)) {
-        let v = _mm_setr_epi32(rc[0] as i32, rc[1] as i32, rc[2] as i32, rc[3] as i32);
-        let v = nibble_map128(v, &PRE_LO, &PRE_HI);
-        for (i, k) in kc.iter_mut().enumerate() {
-            *k = match i {
-                0 => _mm_extract_epi32::<0>(v),
-                1 => _mm_extract_epi32::<1>(v),
-                2 => _mm_extract_epi32::<2>(v),
-                _ => _mm_extract_epi32::<3>(v),
-            } as u32;
-        }
-    }
+    // All round keys mapped to the AES-field basis up front.
+    let km = map_keys(rk);
     let k0 = _mm_set1_epi32(km[0] as i32);
     let mut y = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
