@@ -236,3 +236,37 @@ fn legacy_end(rng: &mut Rng, b: Backend) {
     c.try_seek(u64::MAX).unwrap();
     assert_eq!(c.current_pos::<u64>(), u64::MAX);
 }
+
+/// Long messages: every block count 32..=100 (several wide passes and every
+/// short last pass), each with a partial last block, for ChaCha20, XChaCha12
+/// and the legacy layout with its counter carrying inside a later pass.
+#[test]
+fn multi_pass_lengths_against_soft() {
+    let mut rng = Rng::new(7);
+    let key = rng.array::<32>();
+    let n12 = rng.bytes(12);
+    let n24 = rng.bytes(24);
+    let n8 = rng.bytes(8);
+    let max = 64 * 101;
+    let a = soft_ks::<R20, Ietf>(&key, &n12, 0, max);
+    let x = soft_ks::<R12, Extended>(&key, &n24, 0, max);
+    let start = ((1u128 << 32) - 40) * 64;
+    let l = soft_ks::<R8, Legacy>(&key, &n8, start, max);
+    let step = if AARCH64 { 7 } else { 1 };
+    for b in others() {
+        for blocks in (32..=100).step_by(step) {
+            let len = 64 * blocks + blocks % 64;
+            let mut buf = vec![0u8; len];
+            mk::<R20, Ietf>(&key, &n12, b).apply_keystream(&mut buf);
+            assert_eq!(buf, a[..len], "chacha20 {len} on {}", b.name());
+            let mut buf = vec![0u8; len];
+            mk::<R12, Extended>(&key, &n24, b).apply_keystream(&mut buf);
+            assert_eq!(buf, x[..len], "xchacha12 {len} on {}", b.name());
+            let mut buf = vec![0u8; len];
+            let mut c = mk::<R8, Legacy>(&key, &n8, b);
+            c.try_seek(start).unwrap();
+            c.apply_keystream(&mut buf);
+            assert_eq!(buf, l[..len], "legacy {len} on {}", b.name());
+        }
+    }
+}

@@ -10,7 +10,7 @@ use core::arch::x86_64::*;
 use cipher::inout::InOutBuf;
 
 use super::avx::{transpose8, xor_store128, xor_store256};
-use super::{double_round, lane_counters, quarter4};
+use super::{double_round, lane_counters};
 
 // ---------------------------------------------------------------- zmm ops
 
@@ -228,6 +228,134 @@ unsafe fn finish16(x: &[__m512i; 16], v: &[__m512i; 16], inp: *const u8, out: *m
     }
 }
 
+/// Add the input state and run the first half of the output transpose:
+/// `g[4 * r + k]` holds, in its 128-bit chunk `j`, row `r` of block `4 * j + k`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn prep16(x: &[__m512i; 16], v: &[__m512i; 16]) -> [__m512i; 16] {
+    let mut y = [_mm512_setzero_si512(); 16];
+    for i in 0..16 {
+        y[i] = add16(x[i], v[i]);
+    }
+    let mut g = [_mm512_setzero_si512(); 16];
+    for r in 0..4 {
+        let t = transpose16(y[4 * r], y[4 * r + 1], y[4 * r + 2], y[4 * r + 3]);
+        g[4 * r..4 * r + 4].copy_from_slice(&t);
+    }
+    g
+}
+
+/// The second half of the output transpose for blocks `k`, `k + 4`,
+/// `k + 8` and `k + 12` (those below `n`), XORed into place; `g` points to
+/// the sixteen vectors of [`prep16`].
+///
+/// # Safety
+/// `g` valid for 16 vectors; `inp` and `out` valid for `64 * n` bytes;
+/// AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn emit16(g: *const __m512i, k: usize, inp: *const u8, out: *mut u8, n: usize) {
+    // SAFETY: `g` holds 16 vectors (caller); unaligned loads.
+    let [a, b, c, d] = unsafe {
+        [
+            _mm512_loadu_si512(g.add(k).cast()),
+            _mm512_loadu_si512(g.add(4 + k).cast()),
+            _mm512_loadu_si512(g.add(8 + k).cast()),
+            _mm512_loadu_si512(g.add(12 + k).cast()),
+        ]
+    };
+    let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
+    let t1 = _mm512_shuffle_i32x4::<0x44>(c, d);
+    let t2 = _mm512_shuffle_i32x4::<0xee>(a, b);
+    let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
+    let blocks = [
+        _mm512_shuffle_i32x4::<0x88>(t0, t1),
+        _mm512_shuffle_i32x4::<0xdd>(t0, t1),
+        _mm512_shuffle_i32x4::<0x88>(t2, t3),
+        _mm512_shuffle_i32x4::<0xdd>(t2, t3),
+    ];
+    for (j, blk) in blocks.into_iter().enumerate() {
+        let idx = 4 * j + k;
+        if idx < n {
+            // SAFETY: block `idx` < n lies inside the caller's 64 * n bytes.
+            unsafe { xor_store512(inp, out, 64 * idx, blk) };
+        }
+    }
+}
+
+/// `n` blocks (`n >= 16`), 16 per zmm pass, software-pipelined: the
+/// output transpose and stores of one pass run during the first double
+/// rounds of the next, so that the shuffles share the ports with the
+/// rounds' additions instead of running alone. The last pass may be short.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn bulk16(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    // The previous pass's half-transposed output lives in this buffer (in
+    // memory, not registers: the rounds need 16 zmm registers and the
+    // output stage loads from here as it goes).
+    let mut buf = [_mm512_setzero_si512(); 16];
+    let mut done = 0usize;
+    let mut prev_n = 0usize;
+    while done < n {
+        let c = ctr.wrapping_add(done as u64);
+        // Opaque pointers: the broadcasts are reloaded per pass rather than
+        // kept live across the loop (register pressure).
+        let sp = core::hint::black_box(s);
+        let g = core::hint::black_box(buf.as_mut_ptr());
+        let mut x = init16!(sp, c, legacy);
+        let (pin, pout) = (
+            inp.wrapping_add(64 * (done - prev_n)),
+            out.wrapping_add(64 * (done - prev_n)),
+        );
+        for k in 0..4 {
+            if k < dr {
+                double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
+            }
+            if prev_n != 0 {
+                // SAFETY: the previous pass's `prev_n` blocks end at
+                // `done` <= n, inside the caller's buffer; `g` is `buf`.
+                unsafe { emit16(g, k, pin, pout, prev_n) };
+            }
+        }
+        for _ in 4..dr {
+            double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
+        }
+        let sp = core::hint::black_box(sp);
+        let v = init16!(sp, c, legacy);
+        let y = prep16(&x, &v);
+        for (i, yi) in y.iter().enumerate() {
+            // SAFETY: `g` points to `buf`, 16 vectors.
+            unsafe { _mm512_storeu_si512(g.add(i).cast(), *yi) };
+        }
+        prev_n = core::cmp::min(16, n - done);
+        done += prev_n;
+    }
+    let g = core::hint::black_box(buf.as_mut_ptr());
+    for k in 0..4 {
+        // SAFETY: the last pass's blocks end at n; `g` is `buf`.
+        unsafe {
+            emit16(
+                g,
+                k,
+                inp.add(64 * (n - prev_n)),
+                out.add(64 * (n - prev_n)),
+                prev_n,
+            )
+        };
+    }
+}
+
 /// Up to 16 blocks (`n` in 1..=16).
 ///
 /// # Safety
@@ -247,50 +375,10 @@ unsafe fn pass16(
     for _ in 0..dr {
         double_round!(x, add16, xor16, r16_16, r12_16, r8_16, r7_16);
     }
-    // Rebuilt, not kept live through the rounds (see `pass32`).
+    // Rebuilt, not kept live through the rounds (register pressure).
     let v = init16!(core::hint::black_box(s), ctr, legacy);
     // SAFETY: forwarded from the caller.
     unsafe { finish16(&x, &v, inp, out, n) };
-}
-
-/// 32 blocks: two independent 16-block sets whose rounds interleave.
-///
-/// # Safety
-/// `inp` and `out` valid for `64 * 32` bytes; AVX-512F available.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn pass32(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
-    let mut x = init16!(s, ctr, legacy);
-    let mut y = init16!(s, ctr.wrapping_add(16), legacy);
-    for _ in 0..dr {
-        quarter4!(
-            x, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,
-            3, 7, 11, 15
-        );
-        quarter4!(
-            y, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,
-            3, 7, 11, 15
-        );
-        quarter4!(
-            x, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13,
-            3, 4, 9, 14
-        );
-        quarter4!(
-            y, add16, xor16, r16_16, r12_16, r8_16, r7_16, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13,
-            3, 4, 9, 14
-        );
-    }
-    // Rebuild the input states rather than keeping them live through the
-    // rounds: the two sets need all 32 zmm registers. The barrier stops the
-    // compiler from merging this with the first computation.
-    let s = core::hint::black_box(s);
-    let v = init16!(s, ctr, legacy);
-    let w = init16!(s, ctr.wrapping_add(16), legacy);
-    // SAFETY: 32 blocks valid per the caller.
-    unsafe {
-        finish16(&x, &v, inp, out, 16);
-        finish16(&y, &w, inp.add(1024), out.add(1024), 16);
-    }
 }
 
 /// Up to 8 blocks (`n` in 1..=8) in ymm registers.
@@ -551,34 +639,11 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
-    while n - i >= 32 {
-        // SAFETY: blocks i..i + 32 lie inside the buffer of n blocks.
-        unsafe {
-            pass32(
-                s,
-                ctr.wrapping_add(i as u64),
-                legacy,
-                dr,
-                inp.add(64 * i),
-                out.add(64 * i),
-            )
-        };
-        i += 32;
-    }
-    while n - i >= 16 {
-        // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
-        unsafe {
-            pass16(
-                s,
-                ctr.wrapping_add(i as u64),
-                legacy,
-                dr,
-                inp.add(64 * i),
-                out.add(64 * i),
-                16,
-            )
-        };
-        i += 16;
+    if n >= 16 {
+        // Whole passes of 16, plus a short last pass of 9..15 blocks.
+        i = if n % 16 > 8 { n } else { n - n % 16 };
+        // SAFETY: blocks 0..i lie inside the buffer of n blocks.
+        unsafe { bulk16(s, ctr, legacy, dr, inp, out, i) };
     }
     let r = n - i;
     let c = ctr.wrapping_add(i as u64);
