@@ -210,6 +210,16 @@ impl PolyCore {
         self.h = carry(d);
     }
 
+    /// The hash of a message of one NH value: `b1 r^2 + b2 r` from a zero
+    /// accumulator, emitted; `self` untouched.
+    #[inline]
+    pub(crate) fn nh_oneshot(&self, sums: &[u64; 4]) -> [u8; 16] {
+        let mut d = [0u128; 3];
+        mac(&mut d, limbs(sums[0], sums[1], HIBIT), &self.pw[1]);
+        mac(&mut d, limbs(sums[2], sums[3], HIBIT), &self.pw[0]);
+        emit(carry(d))
+    }
+
     /// The accumulator fully reduced modulo 2^130 - 5, then taken mod 2^128,
     /// little-endian. No `s` is added.
     #[inline]
