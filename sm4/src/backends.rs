@@ -221,7 +221,16 @@ impl BlockCipherDecBackend for SoftBackend<'_> {
 /// Make a `cipher` backend struct for kernel module `$m` and the two
 /// `#[target_feature]` runner functions that call the mode's closure with it.
 macro_rules! simd_backend {
-    ($m:ident, $ty:ident, $enc:ident, $dec:ident, $feat:literal) => {
+    // Single blocks through the batch entry point.
+    (@one $m:ident, $rk:expr, $block:expr) => {
+        $m::crypt_blocks($rk, one($block))
+    };
+    // Single blocks straight to the module's own single-block entry point
+    // (no batch dispatch, no stack frame for the tail buffer).
+    (@one $m:ident, $rk:expr, $block:expr, $single:ident) => {
+        $m::$single($rk, $block)
+    };
+    ($m:ident, $ty:ident, $enc:ident, $dec:ident, $feat:literal $(, $single:ident)?) => {
         /// The cipher backend of one SIMD kernel module. Only the runner
         /// functions below construct it, after feature detection.
         pub(crate) struct $ty<'a>(&'a [u32; 32]);
@@ -237,7 +246,7 @@ macro_rules! simd_backend {
             fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
                 // SAFETY: this type only exists inside the runner, which is
                 // entered only after the CPU was found to have the features.
-                unsafe { $m::crypt_blocks(self.0, one(block)) }
+                unsafe { simd_backend!(@one $m, self.0, block $(, $single)?) }
             }
             #[inline(always)]
             fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
@@ -254,7 +263,7 @@ macro_rules! simd_backend {
             #[inline(always)]
             fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
                 // SAFETY: as in `encrypt_block`.
-                unsafe { $m::crypt_blocks(self.0, one(block)) }
+                unsafe { simd_backend!(@one $m, self.0, block $(, $single)?) }
             }
             #[inline(always)]
             fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
@@ -287,14 +296,15 @@ macro_rules! simd_backend {
 }
 
 #[cfg(target_arch = "x86_64")]
-simd_backend!(avx, AvxBackend, avx_enc, avx_dec, "avx2,aes");
+simd_backend!(avx, AvxBackend, avx_enc, avx_dec, "avx2,aes", crypt_block);
 #[cfg(target_arch = "x86_64")]
 simd_backend!(
     gfni,
     GfniBackend,
     gfni_enc,
     gfni_dec,
-    "gfni,avx512f,avx512bw,avx512vl,avx2"
+    "gfni,avx512f,avx512bw,avx512vl,avx2",
+    crypt_block
 );
 #[cfg(target_arch = "x86_64")]
 simd_backend!(
@@ -302,7 +312,8 @@ simd_backend!(
     Gfni256Backend,
     gfni256_enc,
     gfni256_dec,
-    "gfni,avx2"
+    "gfni,avx2",
+    crypt_block
 );
 #[cfg(target_arch = "aarch64")]
 simd_backend!(neon, NeonBackend, neon_enc, neon_dec, "neon");

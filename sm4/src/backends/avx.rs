@@ -25,7 +25,7 @@
 
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOutBuf, consts::U32};
+use cipher::{Block, InOut, InOutBuf, consts::U32};
 
 /// Blocks per batch: four interleaved 8-block groups.
 pub(crate) type ParBlocks = U32;
@@ -384,6 +384,20 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
+}
+
+/// Encrypt or decrypt one block on the single-block path (what the
+/// modes' `encrypt_block` / `decrypt_block` call), without the batch
+/// dispatch of [`crypt_blocks`].
+///
+/// # Safety
+/// The CPU supports AVX2 and AES-NI.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+pub(crate) unsafe fn crypt_block(rk: &[u32; 32], block: InOut<'_, '_, Block<crate::Sm4>>) {
+    let (inp, out) = block.into_raw();
+    // SAFETY: an `InOut` holds one readable and one writable block.
+    unsafe { one(rk, inp.cast(), out.cast()) };
 }
 
 /// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)

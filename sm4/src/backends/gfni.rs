@@ -22,7 +22,7 @@
 
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOutBuf, consts::U64};
+use cipher::{Block, InOut, InOutBuf, consts::U64};
 
 /// Blocks per batch: four interleaved 16-block groups.
 pub(crate) type ParBlocks = U64;
@@ -308,6 +308,20 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
+}
+
+/// Encrypt or decrypt one block on the single-block path (what the
+/// modes' `encrypt_block` / `decrypt_block` call), without the batch
+/// dispatch of [`crypt_blocks`].
+///
+/// # Safety
+/// The CPU supports GFNI, AVX-512F, AVX-512BW and AVX-512VL.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+pub(crate) unsafe fn crypt_block(rk: &[u32; 32], block: InOut<'_, '_, Block<crate::Sm4>>) {
+    let (inp, out) = block.into_raw();
+    // SAFETY: an `InOut` holds one readable and one writable block.
+    unsafe { one(rk, inp.cast(), out.cast()) };
 }
 
 /// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)
