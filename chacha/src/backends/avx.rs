@@ -1,4 +1,4 @@
-//! x86_64 AVX2 backend: 8 blocks per pass with the state transposed across
+//! x86_64 AVX2 backend: 8 blocks per pass (inline-assembly double round) with the state transposed across
 //! the eight 32-bit lanes of sixteen ymm registers; 2- and 4-block
 //! row-layout ymm passes and a 1-block row-layout xmm path for short inputs
 //! and tails (a lone ChaCha20 block runs the scalar code).
@@ -7,7 +7,7 @@ use core::arch::x86_64::*;
 
 use cipher::inout::InOutBuf;
 
-use super::{double_round, lane_counters};
+use super::lane_counters;
 
 // ---------------------------------------------------------------- ymm ops
 
@@ -169,6 +169,192 @@ fn splat8(s: &[u32; 16], lo: &[u32; 8], hi: &[u32; 8]) -> [__m256i; 16] {
 
 // ---------------------------------------------------------------- passes
 
+/// `vpshufb` masks rotating every 32-bit word left by 16 and by 8 bits.
+static ROT16: [u8; 32] = [
+    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
+    15, 12, 13,
+];
+static ROT8: [u8; 32] = [
+    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15,
+    12, 13, 14,
+];
+
+/// One double round on the transposed 8-block state, in inline assembly:
+/// the sixteen state vectors fill all sixteen ymm registers, so the
+/// 12- and 7-bit rotations borrow the register of word 0 (parked in
+/// `spill` while the c/b steps run, which do not read it), and the byte
+/// rotations are one `vpshufb` each with the mask in memory. Written with
+/// intrinsics, the compiler spilled state words inside the rounds (store
+/// to load latency on the chains), kept the masks in registers, and
+/// rewrote the byte rotations into two shuffles each.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn dround8(x: &mut [__m256i; 16], spill: &mut __m256i) {
+    let sp: *mut __m256i = spill;
+    // SAFETY: AVX2 instructions (this function's target feature) on
+    // registers, the two 32-byte static masks, and the 32 bytes of `spill`.
+    unsafe {
+        core::arch::asm!(
+            "vpaddd {x0}, {x0}, {x4}",
+            "vpaddd {x1}, {x1}, {x5}",
+            "vpaddd {x2}, {x2}, {x6}",
+            "vpaddd {x3}, {x3}, {x7}",
+            "vpxor {x12}, {x12}, {x0}",
+            "vpxor {x13}, {x13}, {x1}",
+            "vpxor {x14}, {x14}, {x2}",
+            "vpxor {x15}, {x15}, {x3}",
+            "vpshufb {x12}, {x12}, ymmword ptr [{m16}]",
+            "vpshufb {x13}, {x13}, ymmword ptr [{m16}]",
+            "vpshufb {x14}, {x14}, ymmword ptr [{m16}]",
+            "vpshufb {x15}, {x15}, ymmword ptr [{m16}]",
+            "vmovdqu ymmword ptr [{sp}], {x0}",
+            "vpaddd {x8}, {x8}, {x12}",
+            "vpaddd {x9}, {x9}, {x13}",
+            "vpaddd {x10}, {x10}, {x14}",
+            "vpaddd {x11}, {x11}, {x15}",
+            "vpxor {x4}, {x4}, {x8}",
+            "vpxor {x5}, {x5}, {x9}",
+            "vpxor {x6}, {x6}, {x10}",
+            "vpxor {x7}, {x7}, {x11}",
+            "vpsrld {x0}, {x4}, 20",
+            "vpslld {x4}, {x4}, 12",
+            "vpor {x4}, {x4}, {x0}",
+            "vpsrld {x0}, {x5}, 20",
+            "vpslld {x5}, {x5}, 12",
+            "vpor {x5}, {x5}, {x0}",
+            "vpsrld {x0}, {x6}, 20",
+            "vpslld {x6}, {x6}, 12",
+            "vpor {x6}, {x6}, {x0}",
+            "vpsrld {x0}, {x7}, 20",
+            "vpslld {x7}, {x7}, 12",
+            "vpor {x7}, {x7}, {x0}",
+            "vmovdqu {x0}, ymmword ptr [{sp}]",
+            "vpaddd {x0}, {x0}, {x4}",
+            "vpaddd {x1}, {x1}, {x5}",
+            "vpaddd {x2}, {x2}, {x6}",
+            "vpaddd {x3}, {x3}, {x7}",
+            "vpxor {x12}, {x12}, {x0}",
+            "vpxor {x13}, {x13}, {x1}",
+            "vpxor {x14}, {x14}, {x2}",
+            "vpxor {x15}, {x15}, {x3}",
+            "vpshufb {x12}, {x12}, ymmword ptr [{m8}]",
+            "vpshufb {x13}, {x13}, ymmword ptr [{m8}]",
+            "vpshufb {x14}, {x14}, ymmword ptr [{m8}]",
+            "vpshufb {x15}, {x15}, ymmword ptr [{m8}]",
+            "vmovdqu ymmword ptr [{sp}], {x0}",
+            "vpaddd {x8}, {x8}, {x12}",
+            "vpaddd {x9}, {x9}, {x13}",
+            "vpaddd {x10}, {x10}, {x14}",
+            "vpaddd {x11}, {x11}, {x15}",
+            "vpxor {x4}, {x4}, {x8}",
+            "vpxor {x5}, {x5}, {x9}",
+            "vpxor {x6}, {x6}, {x10}",
+            "vpxor {x7}, {x7}, {x11}",
+            "vpsrld {x0}, {x4}, 25",
+            "vpslld {x4}, {x4}, 7",
+            "vpor {x4}, {x4}, {x0}",
+            "vpsrld {x0}, {x5}, 25",
+            "vpslld {x5}, {x5}, 7",
+            "vpor {x5}, {x5}, {x0}",
+            "vpsrld {x0}, {x6}, 25",
+            "vpslld {x6}, {x6}, 7",
+            "vpor {x6}, {x6}, {x0}",
+            "vpsrld {x0}, {x7}, 25",
+            "vpslld {x7}, {x7}, 7",
+            "vpor {x7}, {x7}, {x0}",
+            "vmovdqu {x0}, ymmword ptr [{sp}]",
+            "vpaddd {x0}, {x0}, {x5}",
+            "vpaddd {x1}, {x1}, {x6}",
+            "vpaddd {x2}, {x2}, {x7}",
+            "vpaddd {x3}, {x3}, {x4}",
+            "vpxor {x15}, {x15}, {x0}",
+            "vpxor {x12}, {x12}, {x1}",
+            "vpxor {x13}, {x13}, {x2}",
+            "vpxor {x14}, {x14}, {x3}",
+            "vpshufb {x15}, {x15}, ymmword ptr [{m16}]",
+            "vpshufb {x12}, {x12}, ymmword ptr [{m16}]",
+            "vpshufb {x13}, {x13}, ymmword ptr [{m16}]",
+            "vpshufb {x14}, {x14}, ymmword ptr [{m16}]",
+            "vmovdqu ymmword ptr [{sp}], {x0}",
+            "vpaddd {x10}, {x10}, {x15}",
+            "vpaddd {x11}, {x11}, {x12}",
+            "vpaddd {x8}, {x8}, {x13}",
+            "vpaddd {x9}, {x9}, {x14}",
+            "vpxor {x5}, {x5}, {x10}",
+            "vpxor {x6}, {x6}, {x11}",
+            "vpxor {x7}, {x7}, {x8}",
+            "vpxor {x4}, {x4}, {x9}",
+            "vpsrld {x0}, {x5}, 20",
+            "vpslld {x5}, {x5}, 12",
+            "vpor {x5}, {x5}, {x0}",
+            "vpsrld {x0}, {x6}, 20",
+            "vpslld {x6}, {x6}, 12",
+            "vpor {x6}, {x6}, {x0}",
+            "vpsrld {x0}, {x7}, 20",
+            "vpslld {x7}, {x7}, 12",
+            "vpor {x7}, {x7}, {x0}",
+            "vpsrld {x0}, {x4}, 20",
+            "vpslld {x4}, {x4}, 12",
+            "vpor {x4}, {x4}, {x0}",
+            "vmovdqu {x0}, ymmword ptr [{sp}]",
+            "vpaddd {x0}, {x0}, {x5}",
+            "vpaddd {x1}, {x1}, {x6}",
+            "vpaddd {x2}, {x2}, {x7}",
+            "vpaddd {x3}, {x3}, {x4}",
+            "vpxor {x15}, {x15}, {x0}",
+            "vpxor {x12}, {x12}, {x1}",
+            "vpxor {x13}, {x13}, {x2}",
+            "vpxor {x14}, {x14}, {x3}",
+            "vpshufb {x15}, {x15}, ymmword ptr [{m8}]",
+            "vpshufb {x12}, {x12}, ymmword ptr [{m8}]",
+            "vpshufb {x13}, {x13}, ymmword ptr [{m8}]",
+            "vpshufb {x14}, {x14}, ymmword ptr [{m8}]",
+            "vmovdqu ymmword ptr [{sp}], {x0}",
+            "vpaddd {x10}, {x10}, {x15}",
+            "vpaddd {x11}, {x11}, {x12}",
+            "vpaddd {x8}, {x8}, {x13}",
+            "vpaddd {x9}, {x9}, {x14}",
+            "vpxor {x5}, {x5}, {x10}",
+            "vpxor {x6}, {x6}, {x11}",
+            "vpxor {x7}, {x7}, {x8}",
+            "vpxor {x4}, {x4}, {x9}",
+            "vpsrld {x0}, {x5}, 25",
+            "vpslld {x5}, {x5}, 7",
+            "vpor {x5}, {x5}, {x0}",
+            "vpsrld {x0}, {x6}, 25",
+            "vpslld {x6}, {x6}, 7",
+            "vpor {x6}, {x6}, {x0}",
+            "vpsrld {x0}, {x7}, 25",
+            "vpslld {x7}, {x7}, 7",
+            "vpor {x7}, {x7}, {x0}",
+            "vpsrld {x0}, {x4}, 25",
+            "vpslld {x4}, {x4}, 7",
+            "vpor {x4}, {x4}, {x0}",
+            "vmovdqu {x0}, ymmword ptr [{sp}]",
+            x0 = inout(ymm_reg) x[0],
+            x1 = inout(ymm_reg) x[1],
+            x2 = inout(ymm_reg) x[2],
+            x3 = inout(ymm_reg) x[3],
+            x4 = inout(ymm_reg) x[4],
+            x5 = inout(ymm_reg) x[5],
+            x6 = inout(ymm_reg) x[6],
+            x7 = inout(ymm_reg) x[7],
+            x8 = inout(ymm_reg) x[8],
+            x9 = inout(ymm_reg) x[9],
+            x10 = inout(ymm_reg) x[10],
+            x11 = inout(ymm_reg) x[11],
+            x12 = inout(ymm_reg) x[12],
+            x13 = inout(ymm_reg) x[13],
+            x14 = inout(ymm_reg) x[14],
+            x15 = inout(ymm_reg) x[15],
+            sp = in(reg) sp,
+            m16 = in(reg) ROT16.as_ptr(),
+            m8 = in(reg) ROT8.as_ptr(),
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// Up to 8 blocks (`n` in 1..=8) with counters `ctr..ctr + n`.
 ///
 /// # Safety
@@ -187,8 +373,9 @@ pub(super) unsafe fn pass8(
     let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
     let v = splat8(s, &lo, &hi);
     let mut x = v;
+    let mut spill = _mm256_setzero_si256();
     for _ in 0..dr {
-        double_round!(x, add8, xor8, r16_8, r12_8, r8_8, r7_8);
+        dround8(&mut x, &mut spill);
     }
     for i in 0..16 {
         x[i] = add8(x[i], v[i]);
