@@ -352,7 +352,7 @@ impl NhPoly1305 {
         if data.len().is_multiple_of(NH_STRIDE) {
             // Every unit, the partial last one included, in one pipelined call.
             self.key.units(data, &mut poly);
-            let out = poly.emit();
+            let out = poly.emit_nh();
             #[cfg(feature = "zeroize")]
             poly.wipe();
             return out;
@@ -372,7 +372,7 @@ impl NhPoly1305 {
             }
             poly.nh_value(&sums);
         }
-        let out = poly.emit();
+        let out = poly.emit_nh();
         #[cfg(feature = "zeroize")]
         poly.wipe();
         out
@@ -403,7 +403,7 @@ impl NhPoly1305 {
             self.sums = [0; 4];
             self.unit_pos = 0;
         }
-        self.poly.emit()
+        self.poly.emit_nh()
     }
 
     /// Start over with an empty message, same key.
