@@ -1,7 +1,8 @@
-//! x86_64 AVX2 backend: 8 blocks per pass (inline-assembly double round) with the state transposed across
-//! the eight 32-bit lanes of sixteen ymm registers; 2- and 4-block
-//! row-layout ymm passes and a 1-block row-layout xmm path for short inputs
-//! and tails (a lone ChaCha20 block runs the scalar code).
+//! x86_64 AVX2 backend: 8 blocks per pass with the state transposed across
+//! the eight 32-bit lanes of sixteen ymm registers (the double round in
+//! inline assembly); 2- and 4-block row-layout ymm passes and a 1-block
+//! row-layout xmm path for short inputs and tails (a lone ChaCha20 block
+//! runs the scalar code).
 
 use core::arch::x86_64::*;
 
