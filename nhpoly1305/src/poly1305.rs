@@ -186,7 +186,27 @@ impl PolyCore {
     /// without touching `self`: see [`PolyCore::eval`].
     #[inline]
     pub(crate) fn oneshot(&self, data: &[u8]) -> [u8; 16] {
-        emit(self.eval([0; 3], data))
+        if data.len() > 64 {
+            return emit(self.eval([0; 3], data));
+        }
+        // Short (a tweak header): block by block in radix 2^64, fewer
+        // instructions per block than the 44-bit limbs.
+        let [r0, r1] = self.r64;
+        let mut h = [0u64; 3];
+        for b in data.chunks(16) {
+            let mut buf = [0u8; 16];
+            buf[..b.len()].copy_from_slice(b);
+            let hibit = if b.len() == 16 {
+                1
+            } else {
+                buf[b.len()] = 1;
+                0
+            };
+            let lo = u64::from_le_bytes(buf[..8].try_into().unwrap_or_default());
+            let hi = u64::from_le_bytes(buf[8..].try_into().unwrap_or_default());
+            h = mul_r64(add64(h, lo, hi, hibit), r0, r1);
+        }
+        emit64(h)
     }
 
     /// `h = (h + b) r`.
@@ -212,8 +232,8 @@ impl PolyCore {
     #[inline(always)]
     pub(crate) fn nh_value(&mut self, sums: &[u64; 4]) {
         let [r0, r1] = self.r64;
-        let h = add64(self.h64, sums[0], sums[1]);
-        let h = add64(mul_r64(h, r0, r1), sums[2], sums[3]);
+        let h = add64(self.h64, sums[0], sums[1], 1);
+        let h = add64(mul_r64(h, r0, r1), sums[2], sums[3], 1);
         self.h64 = mul_r64(h, r0, r1);
     }
 
@@ -233,7 +253,7 @@ impl PolyCore {
     pub(crate) fn nh_oneshot(&self, sums: &[u64; 4]) -> [u8; 16] {
         let [r0, r1] = self.r64;
         let h = mul_r64([sums[0], sums[1], 1], r0, r1);
-        emit64(mul_r64(add64(h, sums[2], sums[3]), r0, r1))
+        emit64(mul_r64(add64(h, sums[2], sums[3], 1), r0, r1))
     }
 
     /// The accumulator fully reduced modulo 2^130 - 5, then taken mod 2^128,
@@ -264,13 +284,14 @@ fn adc(a: u64, b: u64, carry: bool) -> (u64, bool) {
     (y, k1 | k2)
 }
 
-/// `h + (lo + hi 2^64 + 2^128)` (a full block) for a radix-2^64
-/// accumulator with `h2 <= 4`; the result has `h2 <= 6`.
+/// `h + (lo + hi 2^64 + hibit 2^128)` (`hibit` 1 for a full block, 0 for
+/// a padded partial one) for a radix-2^64 accumulator with `h2 <= 4`; the
+/// result has `h2 <= 6`.
 #[inline(always)]
-fn add64(h: [u64; 3], lo: u64, hi: u64) -> [u64; 3] {
+fn add64(h: [u64; 3], lo: u64, hi: u64, hibit: u64) -> [u64; 3] {
     let (h0, k) = h[0].overflowing_add(lo);
     let (h1, k) = adc(h[1], hi, k);
-    [h0, h1, h[2] + 1 + u64::from(k)]
+    [h0, h1, h[2] + hibit + u64::from(k)]
 }
 
 /// `h r mod 2^130 - 5`, partially reduced, in radix 2^64: `h = h0 + h1 2^64
