@@ -125,7 +125,7 @@ fn nibble_map(x: __m256i, lo: __m256i, hi: __m256i) -> __m256i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn shuffles() -> [__m256i; 4] {
-    [
+    let mut v = [
         _mm256_setr_epi8(
             3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10,
             9, 8, 15, 14, 13, 12,
@@ -142,7 +142,21 @@ fn shuffles() -> [__m256i; 4] {
             1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
             11, 8, 13, 14, 15, 12,
         ),
-    ]
+    ];
+    // Hide the constants from LLVM, which would otherwise turn the rotation
+    // by 16 into a `vpshuflw` + `vpshufhw` pair (two shuffle-port
+    // operations instead of one).
+    for x in v.iter_mut() {
+        // SAFETY: an empty asm block that only claims to modify a register.
+        unsafe {
+            core::arch::asm!(
+                "/* {0} */",
+                inout(ymm_reg) * x,
+                options(pure, nomem, nostack)
+            )
+        };
+    }
+    v
 }
 
 #[cfg(test)]
