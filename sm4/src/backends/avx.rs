@@ -200,7 +200,10 @@ fn round1(
     sh: &[__m256i; 4],
 ) -> (__m128i, __m128i) {
     let km = _mm_set1_epi32(km as i32);
-    let zz = _mm_xor_si128(_mm_xor_si128(a, c), _mm_xor_si128(d, km));
+    // `X_c ^ X_d ^ k'` serves both outputs: `y' = X_a ^ M1·L(s) ^ cdk` and
+    // the new `X_a = y' ^ cdk` (one XOR after `y'`, off the critical path).
+    let cdk = opaque(_mm_xor_si128(c, _mm_xor_si128(d, km)));
+    let zz = _mm_xor_si128(a, cdk);
     let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
     // sD and sE first: they feed the rotations on the critical path; sA is
     // needed one step later (x86 schedulers issue oldest first).
@@ -213,8 +216,8 @@ fn round1(
     let p = opaque(_mm_xor_si128(r(sd, 1), r(sd, 2)));
     let e = r(se, 3);
     let q = opaque(_mm_xor_si128(e, opaque(_mm_xor_si128(sa, zz))));
-    let x = _mm_xor_si128(_mm_xor_si128(p, e), _mm_xor_si128(sa, a));
-    (x, _mm_xor_si128(p, q))
+    let y = _mm_xor_si128(p, q);
+    (_mm_xor_si128(y, cdk), y)
 }
 
 /// Hide a value from LLVM's reassociation and shuffle combining.
