@@ -206,21 +206,10 @@ impl WideHash for AdiantumHash {
 
     fn header(&self, tweak: &[u8], bulk_len: usize) -> Result<u128, Error> {
         let bits = (bulk_len as u128).wrapping_mul(8).to_le_bytes();
-        // Up to 48 tweak bytes (Linux passes 32): one call over a stack
-        // copy, with the whole header in one multiplication step (no copy
-        // of the key's powers, no chain of per-block products).
-        if tweak.len() <= 48 {
-            let mut head = [0u8; 64];
-            head[..16].copy_from_slice(&bits);
-            head[16..16 + tweak.len()].copy_from_slice(tweak);
-            return Ok(u128::from_le_bytes(
-                self.header.oneshot(&head[..16 + tweak.len()]),
-            ));
-        }
-        let mut p = self.header.clone();
-        p.update(&bits);
-        p.update(tweak);
-        Ok(u128::from_le_bytes(p.finalize()))
+        // One call, no copy of the key's powers or of the tweak.
+        Ok(u128::from_le_bytes(
+            self.header.oneshot_prefixed(&bits, tweak),
+        ))
     }
 
     fn hash(&self, header: &u128, bulk: &[u8]) -> u128 {

@@ -204,6 +204,21 @@ impl Poly1305 {
         self.core.oneshot(data)
     }
 
+    /// [`oneshot`](Self::oneshot) of `first ‖ data` (a 16-byte block, then
+    /// anything), without building the concatenation: Adiantum's
+    /// `bitlength ‖ tweak` header.
+    ///
+    /// ```
+    /// use nhpoly1305::Poly1305;
+    /// let p = Poly1305::new(&[7u8; 16]);
+    /// let mut whole = [0u8; 16 + 5];
+    /// whole[16..].copy_from_slice(b"tweak");
+    /// assert_eq!(p.oneshot_prefixed(&[0; 16], b"tweak"), p.oneshot(&whole));
+    /// ```
+    pub fn oneshot_prefixed(&self, first: &[u8; 16], data: &[u8]) -> [u8; 16] {
+        self.core.oneshot_prefixed(first, data)
+    }
+
     /// Start over with an empty message, same key.
     pub fn reset(&mut self) {
         self.core.reset();

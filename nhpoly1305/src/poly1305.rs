@@ -189,24 +189,48 @@ impl PolyCore {
         if data.len() > 64 {
             return emit(self.eval([0; 3], data));
         }
-        // Short (a tweak header): block by block in radix 2^64, fewer
-        // instructions per block than the 44-bit limbs.
-        let [r0, r1] = self.r64;
-        let mut h = [0u64; 3];
-        for b in data.chunks(16) {
-            let mut buf = [0u8; 16];
-            buf[..b.len()].copy_from_slice(b);
-            let hibit = if b.len() == 16 {
-                1
-            } else {
-                buf[b.len()] = 1;
-                0
-            };
-            let lo = u64::from_le_bytes(buf[..8].try_into().unwrap_or_default());
-            let hi = u64::from_le_bytes(buf[8..].try_into().unwrap_or_default());
-            h = mul_r64(add64(h, lo, hi, hibit), r0, r1);
+        emit64(self.short64([0; 3], data))
+    }
+
+    /// Poly1305 (no `s`) of `first ‖ data` from a zero accumulator, without
+    /// building the concatenation (Adiantum's `bitlen ‖ tweak` header).
+    #[inline]
+    pub(crate) fn oneshot_prefixed(&self, first: &[u8; 16], data: &[u8]) -> [u8; 16] {
+        if data.len() > 48 {
+            let h = self.eval([0; 3], first);
+            return emit(self.eval(h, data));
         }
-        emit64(h)
+        emit64(self.short64([0; 3], &[first.as_slice(), data]))
+    }
+
+    /// A short message (at most 64 bytes in all; the pieces after the first
+    /// must start on a block boundary, i.e. every piece but the last is a
+    /// multiple of 16 bytes) block by block in radix 2^64: fewer
+    /// instructions per block than the 44-bit limbs. Full blocks are read
+    /// in place; only a final partial block is copied.
+    #[inline]
+    fn short64<'a>(&self, mut h: [u64; 3], pieces: impl Pieces<'a>) -> [u64; 3] {
+        let [r0, r1] = self.r64;
+        pieces.for_each(|data| {
+            let mut blocks = data.chunks_exact(16);
+            for b in &mut blocks {
+                let (lo, hi) = b.split_at(8);
+                let lo = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+                let hi = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+                h = mul_r64(add64(h, lo, hi, 1), r0, r1);
+            }
+            let tail = blocks.remainder();
+            if !tail.is_empty() {
+                let mut buf = [0u8; 16];
+                buf[..tail.len()].copy_from_slice(tail);
+                buf[tail.len()] = 1;
+                let (lo, hi) = buf.split_at(8);
+                let lo = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+                let hi = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+                h = mul_r64(add64(h, lo, hi, 0), r0, r1);
+            }
+        });
+        h
     }
 
     /// `h = (h + b) r`.
@@ -272,6 +296,27 @@ impl PolyCore {
         self.h.zeroize();
         self.r64.zeroize();
         self.h64.zeroize();
+    }
+}
+
+/// One byte string, or several in order, for [`PolyCore::short64`].
+trait Pieces<'a> {
+    fn for_each(self, f: impl FnMut(&'a [u8]));
+}
+
+impl<'a> Pieces<'a> for &'a [u8] {
+    #[inline(always)]
+    fn for_each(self, mut f: impl FnMut(&'a [u8])) {
+        f(self);
+    }
+}
+
+impl<'a, const N: usize> Pieces<'a> for &[&'a [u8]; N] {
+    #[inline(always)]
+    fn for_each(self, mut f: impl FnMut(&'a [u8])) {
+        for p in self {
+            f(p);
+        }
     }
 }
 

@@ -197,6 +197,14 @@ fn poly1305_against_rustcrypto() {
             want.as_slice(),
             "oneshot len {len} case {i}"
         );
+        if let Some((first, rest)) = msg.split_first_chunk::<16>() {
+            let pre = u128::from_le_bytes(p.oneshot_prefixed(first, rest)).wrapping_add(s);
+            assert_eq!(
+                pre.to_le_bytes().as_slice(),
+                want.as_slice(),
+                "oneshot_prefixed len {len} case {i}"
+            );
+        }
         let got = u128::from_le_bytes(p.finalize()).wrapping_add(s);
         assert_eq!(
             got.to_le_bytes().as_slice(),
