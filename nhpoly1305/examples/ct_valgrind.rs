@@ -76,12 +76,22 @@ fn main() {
             std::hint::black_box(&mut out);
         }
     }
-    for len in [0, 5, 16, 64, 100, 3000] {
+    for len in [0, 5, 16, 48, 64, 100, 3000] {
         let mut p = Poly1305::new(&r);
         p.update(&msg[..len]);
         let mut out = p.finalize();
         vg::public(&out);
         std::hint::black_box(&mut out);
+        // The short radix-2^64 paths (up to 64 bytes) and the long one.
+        let p = Poly1305::new(&r);
+        let mut out = p.oneshot(&msg[..len]);
+        vg::public(&out);
+        std::hint::black_box(&mut out);
+        if let Some((first, rest)) = msg[..len].split_first_chunk::<16>() {
+            let mut out = p.oneshot_prefixed(first, rest);
+            vg::public(&out);
+            std::hint::black_box(&mut out);
+        }
     }
     println!("ct_valgrind: ran {}", names.join(" "));
 }
