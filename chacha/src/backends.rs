@@ -200,6 +200,34 @@ pub(crate) fn xor_blocks(
     }
 }
 
+/// Like [`xor_blocks`], and where the backend's last pass has a spare lane
+/// also the keystream of the block after `buf` into `ks` (so that a
+/// message's partial last block needs no pass of its own); returns whether
+/// `ks` was filled.
+#[inline]
+pub(crate) fn xor_blocks_ks(
+    backend: Backend,
+    state: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    double_rounds: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: &mut [u8; 64],
+) -> bool {
+    debug_assert_eq!(buf.len() % 64, 0);
+    match backend {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512 if buf.len() >= 128 => {
+            avx512::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks)
+        }
+        _ => {
+            let _ = ks;
+            xor_blocks(backend, state, ctr, legacy, double_rounds, buf);
+            false
+        }
+    }
+}
+
 /// HChaCha on `state` (constants, key, input): returns words 0..4 and 12..16
 /// after the rounds, without the final addition.
 #[inline]

@@ -273,15 +273,30 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
         let full = buf.len() / BLOCK;
         let tail_len = buf.len() % BLOCK;
         let (blocks, mut tail) = buf.split_at(full * BLOCK);
+        let mut filled = false;
         if full != 0 {
-            backends::xor_blocks(
-                self.backend,
-                &self.state,
-                self.block,
-                V::KIND == 1,
-                R::DOUBLE_ROUNDS,
-                blocks,
-            );
+            if tail_len != 0 {
+                // The partial last block's keystream may come from a spare
+                // lane of the last pass.
+                filled = backends::xor_blocks_ks(
+                    self.backend,
+                    &self.state,
+                    self.block,
+                    V::KIND == 1,
+                    R::DOUBLE_ROUNDS,
+                    blocks,
+                    &mut self.ks,
+                );
+            } else {
+                backends::xor_blocks(
+                    self.backend,
+                    &self.state,
+                    self.block,
+                    V::KIND == 1,
+                    R::DOUBLE_ROUNDS,
+                    blocks,
+                );
+            }
             // `check_remaining` guarantees block + full - 1 <= MAX_BLOCK.
             let last = self.block + (full as u64 - 1);
             if last == V::MAX_BLOCK {
@@ -292,7 +307,9 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
             self.block = last + 1;
         }
         if tail_len != 0 {
-            self.refill();
+            if !filled {
+                self.refill();
+            }
             tail.xor_in2out(&self.ks[..tail_len]);
             self.offset = tail_len as u8;
         }

@@ -345,13 +345,22 @@ macro_rules! init8 {
 }
 
 /// Add the input state `v` to the 8-block state `x`, transpose and XOR the
-/// first `n` blocks into place.
+/// first `n` blocks into place; if `ks` is not null (and `n < 8`), also
+/// store the keystream of block `n` there.
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX-512F/VL available.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn finish8(x: &[__m256i; 16], v: &[__m256i; 16], inp: *const u8, out: *mut u8, n: usize) {
+unsafe fn finish8<const KS: bool>(
+    x: &[__m256i; 16],
+    v: &[__m256i; 16],
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+    ks: *mut u8,
+) {
     let mut x = *x;
     for i in 0..16 {
         x[i] = add8(x[i], v[i]);
@@ -361,34 +370,61 @@ unsafe fn finish8(x: &[__m256i; 16], v: &[__m256i; 16], inp: *const u8, out: *mu
     let g2 = transpose8(x[8], x[9], x[10], x[11]);
     let g3 = transpose8(x[12], x[13], x[14], x[15]);
     for k in 0..4 {
-        if k < n {
+        if k < n || (KS && k == n && !ks.is_null()) {
             let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
             let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
-            // SAFETY: block k < n lies inside the caller's 64 * n bytes.
-            unsafe {
-                xor_store256(inp, out, 64 * k, a);
-                xor_store256(inp, out, 64 * k + 32, b);
-            }
+            // SAFETY: block k < n lies inside the caller's 64 * n bytes;
+            // `ks` is valid for 64 bytes when not null.
+            unsafe { put(inp, out, k, n, ks, a, b) };
         }
-        if k + 4 < n {
+        if k + 4 < n || (KS && k + 4 == n && !ks.is_null()) {
             let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
             let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
-            // SAFETY: block k + 4 < n lies inside the caller's 64 * n bytes.
-            unsafe {
-                xor_store256(inp, out, 64 * (k + 4), a);
-                xor_store256(inp, out, 64 * (k + 4) + 32, b);
-            }
+            // SAFETY: as above, for block k + 4.
+            unsafe { put(inp, out, k + 4, n, ks, a, b) };
         }
     }
 }
 
-/// Up to 16 blocks (`n` in 1..=16) as two interleaved 8-block ymm sets.
+/// Block `idx` of a pass: XORed into place when `idx < n`, else (`idx ==
+/// n`) its keystream stored to `ks`.
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
+/// `idx < n`: `inp` and `out` valid for `64 * n` bytes; `idx == n`: `ks`
+/// valid for 64 bytes; AVX-512F/VL available.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn pass2x8(
+unsafe fn put(
+    inp: *const u8,
+    out: *mut u8,
+    idx: usize,
+    n: usize,
+    ks: *mut u8,
+    a: __m256i,
+    b: __m256i,
+) {
+    // SAFETY: per the contract above; unaligned stores.
+    unsafe {
+        if idx < n {
+            xor_store256(inp, out, 64 * idx, a);
+            xor_store256(inp, out, 64 * idx + 32, b);
+        } else {
+            _mm256_storeu_si256(ks.cast(), a);
+            _mm256_storeu_si256(ks.add(32).cast(), b);
+        }
+    }
+}
+
+/// Up to 16 blocks (`n` in 1..=16) as two interleaved 8-block ymm sets;
+/// with `ks` not null (and `n < 16`), block `n`'s keystream goes there.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX-512F/VL available.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn pass2x8<const KS: bool>(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -396,6 +432,7 @@ unsafe fn pass2x8(
     inp: *const u8,
     out: *mut u8,
     n: usize,
+    ks: *mut u8,
 ) {
     // Opaque pointer: the broadcasts are reloaded after the rounds rather
     // than kept live through them (all 32 registers hold the two sets).
@@ -407,22 +444,38 @@ unsafe fn pass2x8(
     }
     let sp = core::hint::black_box(sp);
     let v = init8!(sp, ctr, legacy);
-    // SAFETY: the first min(n, 8) blocks are valid per the caller.
-    unsafe { finish8(&x, &v, inp, out, n.min(8)) };
-    if n > 8 {
+    let ks_lo = if n < 8 { ks } else { core::ptr::null_mut() };
+    // SAFETY: the first min(n, 8) blocks are valid per the caller, `ks_lo`
+    // null or valid.
+    unsafe { finish8::<KS>(&x, &v, inp, out, n.min(8), ks_lo) };
+    if n > 8 || (KS && n == 8 && !ks.is_null()) {
         let w = init8!(sp, ctr.wrapping_add(8), legacy);
-        // SAFETY: blocks 8..n are valid per the caller.
-        unsafe { finish8(&y, &w, inp.add(512), out.add(512), n - 8) };
+        let ks_hi = if n < 16 { ks } else { core::ptr::null_mut() };
+        // SAFETY: blocks 8..n are valid per the caller (none when n == 8:
+        // the pointers are then one past the end and not accessed).
+        unsafe {
+            finish8::<KS>(
+                &y,
+                &w,
+                inp.wrapping_add(512),
+                out.wrapping_add(512),
+                n - 8,
+                ks_hi,
+            )
+        };
     }
 }
 
-/// Up to 8 blocks (`n` in 1..=8) in ymm registers.
+/// Up to 8 blocks (`n` in 1..=8) in ymm registers; with `ks` not null
+/// (and `n < 8`), block `n`'s keystream goes there.
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F/VL available.
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX-512F/VL available.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn pass8(
+unsafe fn pass8<const KS: bool>(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -430,6 +483,7 @@ unsafe fn pass8(
     inp: *const u8,
     out: *mut u8,
     n: usize,
+    ks: *mut u8,
 ) {
     let v = init8!(s, ctr, legacy);
     let mut x = v;
@@ -437,7 +491,7 @@ unsafe fn pass8(
         double_round!(x, add8, xor8, r16_8, r12_8, r8_8, r7_8);
     }
     // SAFETY: forwarded from the caller.
-    unsafe { finish8(&x, &v, inp, out, n) };
+    unsafe { finish8::<KS>(&x, &v, inp, out, n, ks) };
 }
 
 /// `rol(d ^ a, K)` given `dk = rol(d, K)`, as `dk ^ (a << K) ^ (a >> M)`
@@ -668,14 +722,23 @@ fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
 }
 
 #[target_feature(enable = "avx512f,avx512vl")]
-fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
+fn xor_blocks_inner(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: Option<&mut [u8; 64]>,
+) -> bool {
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
+    let ksp = ks.map_or(core::ptr::null_mut(), |k| k.as_mut_ptr());
+    let null = core::ptr::null_mut();
     let mut i = 0;
     while n - i >= 16 {
         // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
         unsafe {
-            pass2x8(
+            pass2x8::<false>(
                 s,
                 ctr.wrapping_add(i as u64),
                 legacy,
@@ -683,28 +746,34 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
                 inp.add(64 * i),
                 out.add(64 * i),
                 16,
+                null,
             )
         };
         i += 16;
     }
     let r = n - i;
     let c = ctr.wrapping_add(i as u64);
+    let (pin, pout) = (inp.wrapping_add(64 * i), out.wrapping_add(64 * i));
     if r > 8 {
-        // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { pass2x8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        // SAFETY: blocks i..n lie inside the buffer; `ksp` null or 64 bytes.
+        unsafe { pass2x8::<true>(s, c, legacy, dr, pin, pout, r, ksp) };
+        return !ksp.is_null();
     } else if r > 4 {
-        // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        let k = if r < 8 { ksp } else { null };
+        // SAFETY: blocks i..n lie inside the buffer; `k` null or 64 bytes.
+        unsafe { pass8::<true>(s, c, legacy, dr, pin, pout, r, k) };
+        return !k.is_null();
     } else if r > 2 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<2>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows::<2>(s, c, legacy, dr, pin, pout, r) };
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<1>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows::<1>(s, c, legacy, dr, pin, pout, r) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
-        unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
+        unsafe { block1(s, c, legacy, dr, pin, pout) };
     }
+    false
 }
 
 pub(crate) fn xor_blocks(
@@ -714,8 +783,6 @@ pub(crate) fn xor_blocks(
     dr: usize,
     buf: InOutBuf<'_, '_, u8>,
 ) {
-    // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid`
-    // confirmed AVX-512F and AVX-512VL.
     if buf.len() == 64 {
         // One block (a short message or a partial-block refill): a small
         // function, without the big passes' stack frame.
@@ -723,8 +790,23 @@ pub(crate) fn xor_blocks(
         unsafe { one_block(s, ctr, legacy, dr, buf) }
     } else {
         // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, None) };
     }
+}
+
+/// Like [`xor_blocks`] (`buf` of at least two blocks), and when the last
+/// pass has a spare lane, the keystream of the block after `buf` goes to
+/// `ks` (a partial last block costs no extra pass); returns whether it did.
+pub(crate) fn xor_blocks_ks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: &mut [u8; 64],
+) -> bool {
+    // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
+    unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, Some(ks)) }
 }
 
 #[inline(never)]
