@@ -220,6 +220,10 @@ pub(crate) fn xor_blocks_ks(
         Backend::Avx512 if buf.len() >= 128 => {
             avx512::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks)
         }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx if buf.len() >= 128 => {
+            avx::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks)
+        }
         _ => {
             let _ = ks;
             xor_blocks(backend, state, ctr, legacy, double_rounds, buf);

@@ -356,13 +356,16 @@ fn dround8(x: &mut [__m256i; 16], spill: &mut __m256i) {
     }
 }
 
-/// Up to 8 blocks (`n` in 1..=8) with counters `ctr..ctr + n`.
+/// Up to 8 blocks (`n` in 1..=8) with counters `ctr..ctr + n`; with `KS`
+/// and `ks` not null (and `n < 8`), block `n`'s keystream goes to `ks`.
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX2 available.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn pass8(
+#[allow(clippy::too_many_arguments)]
+unsafe fn pass8<const KS: bool>(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -370,6 +373,7 @@ pub(super) unsafe fn pass8(
     inp: *const u8,
     out: *mut u8,
     n: usize,
+    ks: *mut u8,
 ) {
     let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
     let v = splat8(s, &lo, &hi);
@@ -386,23 +390,47 @@ pub(super) unsafe fn pass8(
     let g2 = transpose8(x[8], x[9], x[10], x[11]);
     let g3 = transpose8(x[12], x[13], x[14], x[15]);
     for k in 0..4 {
-        if k < n {
+        if k < n || (KS && k == n && !ks.is_null()) {
             let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
             let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
-            // SAFETY: block k < n lies inside the caller's 64 * n bytes.
-            unsafe {
-                xor_store256(inp, out, 64 * k, a);
-                xor_store256(inp, out, 64 * k + 32, b);
-            }
+            // SAFETY: block k < n lies inside the caller's 64 * n bytes;
+            // `ks` is valid for 64 bytes when not null.
+            unsafe { put(inp, out, k, n, ks, a, b) };
         }
-        if k + 4 < n {
+        if k + 4 < n || (KS && k + 4 == n && !ks.is_null()) {
             let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
             let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
-            // SAFETY: block k + 4 < n lies inside the caller's 64 * n bytes.
-            unsafe {
-                xor_store256(inp, out, 64 * (k + 4), a);
-                xor_store256(inp, out, 64 * (k + 4) + 32, b);
-            }
+            // SAFETY: as above, for block k + 4.
+            unsafe { put(inp, out, k + 4, n, ks, a, b) };
+        }
+    }
+}
+
+/// Block `idx` of a pass: XORed into place when `idx < n`, else (`idx ==
+/// n`) its keystream stored to `ks`.
+///
+/// # Safety
+/// `idx < n`: `inp` and `out` valid for `64 * n` bytes; `idx == n`: `ks`
+/// valid for 64 bytes; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn put(
+    inp: *const u8,
+    out: *mut u8,
+    idx: usize,
+    n: usize,
+    ks: *mut u8,
+    a: __m256i,
+    b: __m256i,
+) {
+    // SAFETY: per the contract above; unaligned stores.
+    unsafe {
+        if idx < n {
+            xor_store256(inp, out, 64 * idx, a);
+            xor_store256(inp, out, 64 * idx + 32, b);
+        } else {
+            _mm256_storeu_si256(ks.cast(), a);
+            _mm256_storeu_si256(ks.add(32).cast(), b);
         }
     }
 }
@@ -618,7 +646,7 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     while n - i >= 8 {
         // SAFETY: blocks i..i + 8 lie inside the buffer of n blocks.
         unsafe {
-            pass8(
+            pass8::<false>(
                 s,
                 ctr.wrapping_add(i as u64),
                 legacy,
@@ -626,24 +654,26 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
                 inp.add(64 * i),
                 out.add(64 * i),
                 8,
+                core::ptr::null_mut(),
             )
         };
         i += 8;
     }
     let r = n - i;
     let c = ctr.wrapping_add(i as u64);
+    let (pin, pout) = (inp.wrapping_add(64 * i), out.wrapping_add(64 * i));
     if r > 4 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { pass8(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { pass8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r > 2 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<2>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows::<2>(s, c, legacy, dr, pin, pout, r) };
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<1>(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i), r) };
+        unsafe { rows::<1>(s, c, legacy, dr, pin, pout, r) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
-        unsafe { block1(s, c, legacy, dr, inp.add(64 * i), out.add(64 * i)) };
+        unsafe { block1(s, c, legacy, dr, pin, pout) };
     }
 }
 
@@ -670,6 +700,50 @@ pub(crate) fn xor_blocks(
         // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
         unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
     }
+}
+
+/// Like [`xor_blocks`] (`buf` of at least two blocks), and when the last
+/// pass has a spare lane, the keystream of the block after `buf` goes to
+/// `ks`; returns whether it did.
+pub(crate) fn xor_blocks_ks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: &mut [u8; 64],
+) -> bool {
+    let n = buf.len() / 64;
+    let r = n % 8;
+    if !(5..=7).contains(&r) {
+        xor_blocks(s, ctr, legacy, dr, buf);
+        return false;
+    }
+    let (head, tail) = buf.split_at(64 * (n - r));
+    if !head.is_empty() {
+        // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, head) };
+    }
+    // SAFETY: as above.
+    unsafe { tail_ks(s, ctr.wrapping_add((n - r) as u64), legacy, dr, tail, ks) };
+    true
+}
+
+/// The last pass of [`xor_blocks_ks`]: `buf` holds `r` blocks, a count
+/// whose pass has a spare lane, which yields the keystream of block `r`.
+#[target_feature(enable = "avx2")]
+fn tail_ks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: &mut [u8; 64],
+) {
+    let r = buf.len() / 64;
+    let (inp, out) = buf.into_raw();
+    // SAFETY: `r` (< 8) blocks lie inside the buffer; `ks` holds 64 bytes.
+    unsafe { pass8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
 }
 
 #[inline(never)]

@@ -722,18 +722,9 @@ fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
 }
 
 #[target_feature(enable = "avx512f,avx512vl")]
-fn xor_blocks_inner(
-    s: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    dr: usize,
-    buf: InOutBuf<'_, '_, u8>,
-    ks: Option<&mut [u8; 64]>,
-) -> bool {
+fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
-    let ksp = ks.map_or(core::ptr::null_mut(), |k| k.as_mut_ptr());
-    let null = core::ptr::null_mut();
     let mut i = 0;
     while n - i >= 16 {
         // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
@@ -746,7 +737,7 @@ fn xor_blocks_inner(
                 inp.add(64 * i),
                 out.add(64 * i),
                 16,
-                null,
+                core::ptr::null_mut(),
             )
         };
         i += 16;
@@ -755,14 +746,11 @@ fn xor_blocks_inner(
     let c = ctr.wrapping_add(i as u64);
     let (pin, pout) = (inp.wrapping_add(64 * i), out.wrapping_add(64 * i));
     if r > 8 {
-        // SAFETY: blocks i..n lie inside the buffer; `ksp` null or 64 bytes.
-        unsafe { pass2x8::<true>(s, c, legacy, dr, pin, pout, r, ksp) };
-        return !ksp.is_null();
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass2x8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r > 4 {
-        let k = if r < 8 { ksp } else { null };
-        // SAFETY: blocks i..n lie inside the buffer; `k` null or 64 bytes.
-        unsafe { pass8::<true>(s, c, legacy, dr, pin, pout, r, k) };
-        return !k.is_null();
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { pass8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r > 2 {
         // SAFETY: blocks i..n lie inside the buffer.
         unsafe { rows::<2>(s, c, legacy, dr, pin, pout, r) };
@@ -773,7 +761,6 @@ fn xor_blocks_inner(
         // SAFETY: block i lies inside the buffer.
         unsafe { block1(s, c, legacy, dr, pin, pout) };
     }
-    false
 }
 
 pub(crate) fn xor_blocks(
@@ -790,7 +777,7 @@ pub(crate) fn xor_blocks(
         unsafe { one_block(s, ctr, legacy, dr, buf) }
     } else {
         // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, None) };
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
     }
 }
 
@@ -805,8 +792,42 @@ pub(crate) fn xor_blocks_ks(
     buf: InOutBuf<'_, '_, u8>,
     ks: &mut [u8; 64],
 ) -> bool {
-    // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
-    unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, Some(ks)) }
+    let n = buf.len() / 64;
+    let r = n % 16;
+    if !((5..=7).contains(&r) || (9..=15).contains(&r)) {
+        xor_blocks(s, ctr, legacy, dr, buf);
+        return false;
+    }
+    let (head, tail) = buf.split_at(64 * (n - r));
+    if !head.is_empty() {
+        // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid` confirmed AVX-512F and AVX-512VL.
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, head) };
+    }
+    // SAFETY: as above.
+    unsafe { tail_ks(s, ctr.wrapping_add((n - r) as u64), legacy, dr, tail, ks) };
+    true
+}
+
+/// The last pass of [`xor_blocks_ks`]: `buf` holds `r` blocks, a count
+/// whose pass has a spare lane, which yields the keystream of block `r`.
+#[target_feature(enable = "avx512f,avx512vl")]
+fn tail_ks(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: &mut [u8; 64],
+) {
+    let r = buf.len() / 64;
+    let (inp, out) = buf.into_raw();
+    if r > 8 {
+        // SAFETY: `r` blocks lie inside the buffer; `ks` holds 64 bytes.
+        unsafe { pass2x8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    } else {
+        // SAFETY: `r` (< 8) blocks lie inside the buffer; `ks` holds 64 bytes.
+        unsafe { pass8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    }
 }
 
 #[inline(never)]
