@@ -155,8 +155,9 @@ pub fn load_cases(manifest_dir: &str, path: &str) -> Vec<Case> {
     list.into_iter().map(Case).collect()
 }
 
-/// Split `buf` at a random point and return it misaligned by `offset`
-/// bytes inside a fresh allocation, to exercise unaligned loads.
+/// Copy `data` into a fresh allocation at byte offset `offset` and return
+/// the allocation and the range holding the copy, to exercise unaligned
+/// loads and stores.
 pub fn misaligned(data: &[u8], offset: usize) -> (Vec<u8>, std::ops::Range<usize>) {
     let mut v = vec![0u8; data.len() + offset];
     v[offset..].copy_from_slice(data);
