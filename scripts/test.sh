@@ -71,6 +71,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "native tests ($(uname -m))"
 cargo test --workspace -- --nocapture
 
+step "adiantum disk-image example: encrypt, decrypt and verify a scratch image"
+cargo run --quiet -p adiantum --example disk_image -- selftest 2>&1 | tail -n 1
+
 [ $quick = 1 ] && exit 0
 
 if [ "$(uname -m)" = x86_64 ]; then
