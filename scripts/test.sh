@@ -8,7 +8,8 @@
 #   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
 #      can run, soft always;
 #   4. the aarch64 tests under qemu-user, with `-cpu max` (SM3/SM4
-#      instructions) and `-cpu cortex-a72` (plain NEON).
+#      instructions) and `-cpu cortex-a72` (plain NEON), then the aarch64
+#      backends forced by cfg.
 # Options: --quick skips 3 and 4 (for a fast local loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -99,6 +100,17 @@ if [ "$(uname -m)" = x86_64 ]; then
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $cpu" \
             cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches -- --nocapture
     done
+
+    # The aarch64 backends forced by cfg, each on a CPU that has it.
+    aarch64_forced() {
+        local name=$1 cpu=$2 flags=$3
+        step "aarch64 forced backends: $name under -cpu $cpu ($flags)"
+        RUSTFLAGS="$flags" CARGO_TARGET_DIR="target/forced-aarch64-$name" \
+            CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $cpu" \
+            cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches -- --nocapture
+    }
+    aarch64_forced crypto-ext max '--cfg sm4_backend="sm4ce" --cfg sm3_backend="sm3ce" --cfg chacha_backend="neon" --cfg nhpoly1305_backend="neon"'
+    aarch64_forced neon cortex-a72 '--cfg sm4_backend="neon" --cfg sm3_backend="neon" --cfg chacha_backend="soft" --cfg nhpoly1305_backend="soft"'
 fi
 
 step "all tests passed"
