@@ -14,6 +14,81 @@ use cipher::{
     consts::U16,
 };
 
+/// The two entry points of an x86 kernel module, written once: `crypt_block`
+/// (the single-block path the modes' `encrypt_block` calls) and
+/// `crypt_blocks` (full batches of `4 * group` blocks, then the tail padded
+/// into one stack batch), over the module's own `one` and `groups::<G>`
+/// (G groups of `group` blocks).
+#[cfg(target_arch = "x86_64")]
+macro_rules! x86_entry_points {
+    (features = $features:literal, cpu = $cpu:literal, group = $group:literal) => {
+        /// Encrypt or decrypt one block on the single-block path (what the
+        /// modes' `encrypt_block` / `decrypt_block` call), without the batch
+        /// dispatch of [`crypt_blocks`].
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $cpu, ".")]
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn crypt_block(rk: &[u32; 32], block: InOut<'_, '_, Block<crate::Sm4>>) {
+            let (inp, out) = block.into_raw();
+            // SAFETY: an `InOut` holds one readable and one writable block.
+            unsafe { one(rk, inp.cast(), out.cast()) };
+        }
+
+        /// Encrypt (rk = encryption schedule) or decrypt (rk = reversed
+        /// schedule) any number of blocks, in place or out of place.
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $cpu, ".")]
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn crypt_blocks(
+            rk: &[u32; 32],
+            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        ) {
+            const BATCH: usize = 4 * $group;
+            let n = blocks.len();
+            let (inp, out) = blocks.into_raw();
+            let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
+            if n == 1 {
+                // SAFETY: one block in and out (InOutBuf of length 1).
+                unsafe { one(rk, inp, out) };
+                return;
+            }
+            let mut done = 0;
+            while n - done >= BATCH {
+                // SAFETY: BATCH blocks remain at offset `done` in both
+                // buffers, which InOutBuf guarantees equal or disjoint.
+                unsafe { groups::<4>(rk, inp.add(16 * done), out.add(16 * done)) };
+                done += BATCH;
+            }
+            let rest = n - done;
+            if rest == 0 {
+                return;
+            }
+            let mut buf = [0u8; 16 * BATCH];
+            // SAFETY: `rest` blocks remain readable at `done`; `buf` is a
+            // separate local buffer of BATCH blocks.
+            unsafe {
+                core::ptr::copy_nonoverlapping(inp.add(16 * done), buf.as_mut_ptr(), 16 * rest)
+            };
+            let p = buf.as_mut_ptr();
+            // SAFETY: `buf` holds BATCH blocks, in place.
+            unsafe {
+                match rest.div_ceil($group) {
+                    1 => groups::<1>(rk, p, p),
+                    2 => groups::<2>(rk, p, p),
+                    3 => groups::<3>(rk, p, p),
+                    _ => groups::<4>(rk, p, p),
+                }
+            }
+            // SAFETY: `rest` blocks remain writable at `done`.
+            unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
+        }
+    };
+}
+
 pub(crate) mod soft;
 
 #[cfg(target_arch = "x86_64")]

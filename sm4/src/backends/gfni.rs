@@ -310,64 +310,11 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
-/// Encrypt or decrypt one block on the single-block path (what the
-/// modes' `encrypt_block` / `decrypt_block` call), without the batch
-/// dispatch of [`crypt_blocks`].
-///
-/// # Safety
-/// The CPU supports GFNI, AVX-512F, AVX-512BW and AVX-512VL.
-#[inline]
-#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-pub(crate) unsafe fn crypt_block(rk: &[u32; 32], block: InOut<'_, '_, Block<crate::Sm4>>) {
-    let (inp, out) = block.into_raw();
-    // SAFETY: an `InOut` holds one readable and one writable block.
-    unsafe { one(rk, inp.cast(), out.cast()) };
-}
-
-/// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)
-/// any number of blocks, in place or out of place.
-///
-/// # Safety
-/// The CPU supports GFNI, AVX-512F, AVX-512BW and AVX-512VL.
-#[inline]
-#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<crate::Sm4>>) {
-    let n = blocks.len();
-    let (inp, out) = blocks.into_raw();
-    let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
-    if n == 1 {
-        // SAFETY: one block in and out (InOutBuf of length 1).
-        unsafe { one(rk, inp, out) };
-        return;
-    }
-    let mut done = 0;
-    while n - done >= 64 {
-        // SAFETY: 64 blocks remain at offset `done` in both buffers, which
-        // InOutBuf guarantees equal or disjoint.
-        unsafe { groups::<4>(rk, inp.add(16 * done), out.add(16 * done)) };
-        done += 64;
-    }
-    let rest = n - done;
-    if rest == 0 {
-        return;
-    }
-    let mut buf = [0u8; 16 * 64];
-    // SAFETY: `rest` blocks remain readable at `done`; `buf` is a separate
-    // local buffer of 64 blocks.
-    unsafe { core::ptr::copy_nonoverlapping(inp.add(16 * done), buf.as_mut_ptr(), 16 * rest) };
-    let p = buf.as_mut_ptr();
-    // SAFETY: `buf` holds 64 blocks, in place.
-    unsafe {
-        match rest.div_ceil(16) {
-            1 => groups::<1>(rk, p, p),
-            2 => groups::<2>(rk, p, p),
-            3 => groups::<3>(rk, p, p),
-            _ => groups::<4>(rk, p, p),
-        }
-    }
-    // SAFETY: `rest` blocks remain writable at `done`.
-    unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
-}
+x86_entry_points!(
+    features = "gfni,avx512f,avx512bw,avx512vl",
+    cpu = "GFNI, AVX-512F, AVX-512BW and AVX-512VL",
+    group = 16
+);
 
 #[cfg(test)]
 mod tests {
