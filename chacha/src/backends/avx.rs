@@ -544,99 +544,110 @@ fn dround_rows2(x: &mut [__m256i; 4]) {
     *x = [a, b, c, d];
 }
 
-/// Up to `2 * SETS` blocks (`n` in 1..=2 * SETS) in row layout, two blocks
-/// per ymm set; the sets are independent, so their rounds overlap.
-///
-/// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn rows<const SETS: usize>(
-    s: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    dr: usize,
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-) {
-    // Word 12 (and 13 for the legacy layout) as one 64-bit lane per block:
-    // a 64-bit add gives every block its counter. In the RFC 8439 layout a
-    // carry into word 13 (the nonce) only happens for blocks past the end
-    // of the keystream, which are never stored.
-    let mut st = *s;
-    st[12] = ctr as u32;
-    if legacy {
-        st[13] = (ctr >> 32) as u32;
-    }
-    let a = _mm256_broadcastsi128_si256(row(s, 0));
-    let b = _mm256_broadcastsi128_si256(row(s, 4));
-    let c = _mm256_broadcastsi128_si256(row(s, 8));
-    let d = _mm256_broadcastsi128_si256(row(&st, 12));
-    let mut v = [[a, b, c, d]; SETS];
-    for (k, set) in v.iter_mut().enumerate() {
-        let k = 2 * k as i64;
-        set[3] = _mm256_add_epi64(d, _mm256_setr_epi64x(k, 0, k + 1, 0));
-    }
-    let mut x = v;
-    for _ in 0..dr {
-        for set in x.iter_mut() {
-            dround_rows2(set);
-        }
-    }
-    for k in 0..SETS {
-        let [a, b, c, d] = [
-            add8(x[k][0], v[k][0]),
-            add8(x[k][1], v[k][1]),
-            add8(x[k][2], v[k][2]),
-            add8(x[k][3], v[k][3]),
-        ];
-        if 2 * k < n {
-            // SAFETY: block 2k < n lies inside the caller's 64 * n bytes.
-            unsafe {
-                xor_store256(inp, out, 128 * k, _mm256_permute2x128_si256::<0x20>(a, b));
-                xor_store256(
-                    inp,
-                    out,
-                    128 * k + 32,
-                    _mm256_permute2x128_si256::<0x20>(c, d),
-                );
+/// The row-layout short path (`rows`: up to `2 * SETS` blocks, two per ymm
+/// set) and HChaCha (`hchacha_inner`), written once for the AVX2 and the
+/// AVX-512VL modules: the body calls the invoking module's own `row`,
+/// `rows_rounds`, `dround_rows2` and `add8`, which differ in how they rotate.
+macro_rules! row_layout_fns {
+    ($features:literal) => {
+        /// Up to `2 * SETS` blocks (`n` in 1..=2 * SETS) in row layout, two blocks
+        /// per ymm set; the sets are independent, so their rounds overlap.
+        ///
+        /// # Safety
+        /// `inp` and `out` valid for `64 * n` bytes; the CPU has the features the macro names.
+        #[inline]
+        #[target_feature(enable = $features)]
+        unsafe fn rows<const SETS: usize>(
+            s: &[u32; 16],
+            ctr: u64,
+            legacy: bool,
+            dr: usize,
+            inp: *const u8,
+            out: *mut u8,
+            n: usize,
+        ) {
+            // Word 12 (and 13 for the legacy layout) as one 64-bit lane per block:
+            // a 64-bit add gives every block its counter. In the RFC 8439 layout a
+            // carry into word 13 (the nonce) only happens for blocks past the end
+            // of the keystream, which are never stored.
+            let mut st = *s;
+            st[12] = ctr as u32;
+            if legacy {
+                st[13] = (ctr >> 32) as u32;
+            }
+            let a = _mm256_broadcastsi128_si256(row(s, 0));
+            let b = _mm256_broadcastsi128_si256(row(s, 4));
+            let c = _mm256_broadcastsi128_si256(row(s, 8));
+            let d = _mm256_broadcastsi128_si256(row(&st, 12));
+            let mut v = [[a, b, c, d]; SETS];
+            for (k, set) in v.iter_mut().enumerate() {
+                let k = 2 * k as i64;
+                set[3] = _mm256_add_epi64(d, _mm256_setr_epi64x(k, 0, k + 1, 0));
+            }
+            let mut x = v;
+            for _ in 0..dr {
+                for set in x.iter_mut() {
+                    dround_rows2(set);
+                }
+            }
+            for k in 0..SETS {
+                let [a, b, c, d] = [
+                    add8(x[k][0], v[k][0]),
+                    add8(x[k][1], v[k][1]),
+                    add8(x[k][2], v[k][2]),
+                    add8(x[k][3], v[k][3]),
+                ];
+                if 2 * k < n {
+                    // SAFETY: block 2k < n lies inside the caller's 64 * n bytes.
+                    unsafe {
+                        xor_store256(inp, out, 128 * k, _mm256_permute2x128_si256::<0x20>(a, b));
+                        xor_store256(
+                            inp,
+                            out,
+                            128 * k + 32,
+                            _mm256_permute2x128_si256::<0x20>(c, d),
+                        );
+                    }
+                }
+                if 2 * k + 1 < n {
+                    // SAFETY: block 2k + 1 < n lies inside the caller's 64 * n bytes.
+                    unsafe {
+                        xor_store256(
+                            inp,
+                            out,
+                            128 * k + 64,
+                            _mm256_permute2x128_si256::<0x31>(a, b),
+                        );
+                        xor_store256(
+                            inp,
+                            out,
+                            128 * k + 96,
+                            _mm256_permute2x128_si256::<0x31>(c, d),
+                        );
+                    }
+                }
             }
         }
-        if 2 * k + 1 < n {
-            // SAFETY: block 2k + 1 < n lies inside the caller's 64 * n bytes.
-            unsafe {
-                xor_store256(
-                    inp,
-                    out,
-                    128 * k + 64,
-                    _mm256_permute2x128_si256::<0x31>(a, b),
-                );
-                xor_store256(
-                    inp,
-                    out,
-                    128 * k + 96,
-                    _mm256_permute2x128_si256::<0x31>(c, d),
-                );
-            }
-        }
-    }
-}
 
-#[target_feature(enable = "avx2")]
-fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
-    let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
-    let w = |v: __m128i| {
-        [
-            _mm_cvtsi128_si32(v) as u32,
-            _mm_extract_epi32::<1>(v) as u32,
-            _mm_extract_epi32::<2>(v) as u32,
-            _mm_extract_epi32::<3>(v) as u32,
-        ]
+        #[target_feature(enable = $features)]
+        fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
+            let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
+            let w = |v: __m128i| {
+                [
+                    _mm_cvtsi128_si32(v) as u32,
+                    _mm_extract_epi32::<1>(v) as u32,
+                    _mm_extract_epi32::<2>(v) as u32,
+                    _mm_extract_epi32::<3>(v) as u32,
+                ]
+            };
+            let (a, d) = (w(x[0]), w(x[3]));
+            [a[0], a[1], a[2], a[3], d[0], d[1], d[2], d[3]]
+        }
     };
-    let (a, d) = (w(x[0]), w(x[3]));
-    [a[0], a[1], a[2], a[3], d[0], d[1], d[2], d[3]]
 }
+pub(super) use row_layout_fns;
+
+row_layout_fns!("avx2");
 
 #[target_feature(enable = "avx2")]
 fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
