@@ -4,6 +4,19 @@ use cipher::inout::InOutBuf;
 
 pub(crate) mod soft;
 
+/// Aligns the loop that follows to 64 bytes. The rounds loops are short
+/// and run a few times per call; where the default 16-byte alignment puts
+/// one across an extra fetch window, short messages measured up to 15%
+/// slower, changing with unrelated code placement in the final binary.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+macro_rules! align_loop {
+    () => {
+        // SAFETY: an assembler alignment directive: NOP padding executed
+        // once before the loop; no registers, memory or flags change.
+        unsafe { core::arch::asm!(".p2align 6", options(nomem, nostack, preserves_flags)) }
+    };
+}
+
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod avx;
 #[cfg(all(target_arch = "x86_64", not(miri)))]

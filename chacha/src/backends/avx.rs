@@ -379,6 +379,7 @@ unsafe fn pass8<const KS: bool>(
     let v = splat8(s, &lo, &hi);
     let mut x = v;
     let mut spill = _mm256_setzero_si256();
+    align_loop!();
     for _ in 0..dr {
         dround8(&mut x, &mut spill);
     }
@@ -446,6 +447,7 @@ fn rows_rounds(
     mut d: __m128i,
     dr: usize,
 ) -> [__m128i; 4] {
+    align_loop!();
     for _ in 0..dr {
         a = add4(a, b);
         d = r16_4(xor4(d, a));
@@ -585,6 +587,7 @@ macro_rules! row_layout_fns {
                 set[3] = _mm256_add_epi64(d, _mm256_setr_epi64x(k, 0, k + 1, 0));
             }
             let mut x = v;
+            align_loop!();
             for _ in 0..dr {
                 for set in x.iter_mut() {
                     dround_rows2(set);

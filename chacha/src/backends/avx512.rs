@@ -439,6 +439,7 @@ unsafe fn pass2x8<const KS: bool>(
     let sp = core::hint::black_box(s);
     let mut x = init8!(sp, ctr, legacy);
     let mut y = init8!(sp, ctr.wrapping_add(8), legacy);
+    align_loop!();
     for _ in 0..dr {
         dround_2x8(&mut x, &mut y);
     }
@@ -487,6 +488,7 @@ unsafe fn pass8<const KS: bool>(
 ) {
     let v = init8!(s, ctr, legacy);
     let mut x = v;
+    align_loop!();
     for _ in 0..dr {
         double_round!(x, add8, xor8, r16_8, r12_8, r8_8, r7_8);
     }
@@ -536,6 +538,7 @@ fn rows_rounds(
     mut d: __m128i,
     dr: usize,
 ) -> [__m128i; 4] {
+    align_loop!();
     for _ in 0..dr {
         a = add4(a, b);
         d = xrol::<16, 16>(r16_4(d), a);
