@@ -245,23 +245,30 @@ pub(crate) fn xor_blocks_ks(
     }
 }
 
-/// HChaCha on `state` (constants, key, input): returns words 0..4 and 12..16
-/// after the rounds, without the final addition.
+/// HChaCha of `key` and `input`: words 0..4 and 12..16 of the state after
+/// the rounds (no final addition), as 32 little-endian bytes. Backends take
+/// the bytes rather than a built state so that the SIMD ones load whole
+/// rows (a latency-bound path: XChaCha's setup).
 #[inline]
-pub(crate) fn hchacha(backend: Backend, state: &[u32; 16], double_rounds: usize) -> [u32; 8] {
+pub(crate) fn hchacha(
+    backend: Backend,
+    key: &[u8; 32],
+    input: &[u8; 16],
+    double_rounds: usize,
+) -> [u8; 32] {
     match backend {
-        Backend::Soft => soft::hchacha(state, double_rounds),
+        Backend::Soft => soft::hchacha(key, input, double_rounds),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx => avx::hchacha(state, double_rounds),
+        Backend::Avx => avx::hchacha(key, input, double_rounds),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 => avx512::hchacha(state, double_rounds),
+        Backend::Avx512 => avx512::hchacha(key, input, double_rounds),
         #[cfg(all(
             target_arch = "aarch64",
             target_endian = "little",
             target_feature = "neon",
             not(miri)
         ))]
-        Backend::Neon => neon::hchacha(state, double_rounds),
+        Backend::Neon => neon::hchacha(key, input, double_rounds),
     }
 }
 

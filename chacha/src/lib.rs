@@ -19,7 +19,7 @@ mod backends;
 pub use backends::Backend;
 
 /// The four ChaCha constant words, "expand 32-byte k".
-const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+pub(crate) const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// Number of keystream bytes per ChaCha block.
 const BLOCK: usize = 64;
@@ -162,19 +162,10 @@ pub fn hchacha_with_backend<R: Rounds>(
 }
 
 fn hchacha_with<R: Rounds>(backend: Backend, key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
-    let mut state = [0u32; 16];
-    state[..4].copy_from_slice(&SIGMA);
-    load_words(&mut state[4..12], key);
-    load_words(&mut state[12..16], input);
-    let words = backends::hchacha(backend, &state, R::DOUBLE_ROUNDS);
-    let mut out = [0u8; 32];
-    for (chunk, w) in out.chunks_exact_mut(4).zip(words.iter()) {
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
-    out
+    backends::hchacha(backend, key, input, R::DOUBLE_ROUNDS)
 }
 
-fn load_words(dst: &mut [u32], src: &[u8]) {
+pub(crate) fn load_words(dst: &mut [u32], src: &[u8]) {
     for (w, chunk) in dst.iter_mut().zip(src.chunks_exact(4)) {
         *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
     }

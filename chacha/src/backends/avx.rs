@@ -632,19 +632,30 @@ macro_rules! row_layout_fns {
             }
         }
 
+        /// HChaCha with the rows loaded straight from the key and input
+        /// bytes (x86 is little-endian) and rows 0 and 3 stored as the
+        /// output: no scalar round trips on this latency-bound path.
         #[target_feature(enable = $features)]
-        fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
-            let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
-            let w = |v: __m128i| {
-                [
-                    _mm_cvtsi128_si32(v) as u32,
-                    _mm_extract_epi32::<1>(v) as u32,
-                    _mm_extract_epi32::<2>(v) as u32,
-                    _mm_extract_epi32::<3>(v) as u32,
-                ]
+        fn hchacha_inner(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
+            let s = &crate::SIGMA;
+            let a = _mm_setr_epi32(s[0] as i32, s[1] as i32, s[2] as i32, s[3] as i32);
+            // SAFETY: 16-byte unaligned loads inside `key` (32 bytes) and
+            // `input` (16 bytes).
+            let (b, c, d) = unsafe {
+                (
+                    _mm_loadu_si128(key.as_ptr().cast()),
+                    _mm_loadu_si128(key.as_ptr().add(16).cast()),
+                    _mm_loadu_si128(input.as_ptr().cast()),
+                )
             };
-            let (a, d) = (w(x[0]), w(x[3]));
-            [a[0], a[1], a[2], a[3], d[0], d[1], d[2], d[3]]
+            let x = rows_rounds(a, b, c, d, dr);
+            let mut out = [0u8; 32];
+            // SAFETY: two 16-byte unaligned stores inside `out` (32 bytes).
+            unsafe {
+                _mm_storeu_si128(out.as_mut_ptr().cast(), x[0]);
+                _mm_storeu_si128(out.as_mut_ptr().add(16).cast(), x[3]);
+            }
+            out
         }
     };
 }
@@ -768,7 +779,7 @@ fn one_block(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_,
     unsafe { block1(s, ctr, legacy, dr, inp, out) }
 }
 
-pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
+pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
     // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-    unsafe { hchacha_inner(s, dr) }
+    unsafe { hchacha_inner(key, input, dr) }
 }

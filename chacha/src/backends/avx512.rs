@@ -749,8 +749,8 @@ fn one_block(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_,
     unsafe { block1(s, ctr, legacy, dr, inp, out) }
 }
 
-pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
+pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
     // SAFETY: `Backend::Avx512` is only selected after `avx512_cpuid`
     // confirmed AVX-512F and AVX-512VL.
-    unsafe { hchacha_inner(s, dr) }
+    unsafe { hchacha_inner(key, input, dr) }
 }

@@ -284,19 +284,26 @@ unsafe fn block1(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
     }
 }
 
+/// HChaCha with the rows loaded straight from the key and input bytes
+/// (this module is little-endian only) and rows 0 and 3 stored as the output.
 #[target_feature(enable = "neon")]
-fn hchacha_inner(s: &[u32; 16], dr: usize) -> [u32; 8] {
-    let x = rows_rounds(row(s, 0), row(s, 4), row(s, 8), row(s, 12), dr);
-    [
-        vgetq_lane_u32::<0>(x[0]),
-        vgetq_lane_u32::<1>(x[0]),
-        vgetq_lane_u32::<2>(x[0]),
-        vgetq_lane_u32::<3>(x[0]),
-        vgetq_lane_u32::<0>(x[3]),
-        vgetq_lane_u32::<1>(x[3]),
-        vgetq_lane_u32::<2>(x[3]),
-        vgetq_lane_u32::<3>(x[3]),
-    ]
+fn hchacha_inner(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
+    // SAFETY: 16-byte loads inside `key` (32 bytes) and `input` (16 bytes).
+    let (b, c, d) = unsafe {
+        (
+            vreinterpretq_u32_u8(vld1q_u8(key.as_ptr())),
+            vreinterpretq_u32_u8(vld1q_u8(key.as_ptr().add(16))),
+            vreinterpretq_u32_u8(vld1q_u8(input.as_ptr())),
+        )
+    };
+    let x = rows_rounds(vec4(crate::SIGMA), b, c, d, dr);
+    let mut out = [0u8; 32];
+    // SAFETY: two 16-byte stores inside `out` (32 bytes).
+    unsafe {
+        vst1q_u8(out.as_mut_ptr(), vreinterpretq_u8_u32(x[0]));
+        vst1q_u8(out.as_mut_ptr().add(16), vreinterpretq_u8_u32(x[3]));
+    }
+    out
 }
 
 #[target_feature(enable = "neon")]
@@ -340,7 +347,7 @@ pub(crate) fn xor_blocks(
     unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
 }
 
-pub(crate) fn hchacha(s: &[u32; 16], dr: usize) -> [u32; 8] {
+pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
     // SAFETY: NEON is part of the aarch64 baseline this module is compiled for.
-    unsafe { hchacha_inner(s, dr) }
+    unsafe { hchacha_inner(key, input, dr) }
 }

@@ -66,8 +66,15 @@ pub(crate) fn xor_blocks(
     }
 }
 
-pub(crate) fn hchacha(state: &[u32; 16], double_rounds: usize) -> [u32; 8] {
-    let mut x = *state;
+pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], double_rounds: usize) -> [u8; 32] {
+    let mut x = [0u32; 16];
+    x[..4].copy_from_slice(&crate::SIGMA);
+    crate::load_words(&mut x[4..12], key);
+    crate::load_words(&mut x[12..], input);
     rounds(&mut x, double_rounds);
-    [x[0], x[1], x[2], x[3], x[12], x[13], x[14], x[15]]
+    let mut out = [0u8; 32];
+    for (chunk, w) in out.chunks_exact_mut(4).zip(x[..4].iter().chain(&x[12..])) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    out
 }
