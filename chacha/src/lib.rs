@@ -185,10 +185,9 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
                 load_words(&mut state[14..16], nonce);
             }
             _ => {
-                let mut input = [0u8; 16];
-                input.copy_from_slice(&nonce[..16]);
+                let input: &[u8; 16] = nonce[..16].try_into().expect("24-byte nonce");
                 #[allow(unused_mut)]
-                let mut subkey = hchacha_with::<R>(backend, key, &input);
+                let mut subkey = hchacha_with::<R>(backend, key, input);
                 load_words(&mut state[4..12], &subkey);
                 load_words(&mut state[14..16], &nonce[16..24]);
                 #[cfg(feature = "zeroize")]
