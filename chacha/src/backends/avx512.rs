@@ -3,7 +3,10 @@
 //! ymm registers), which fills all 32 vector registers that AVX-512 gives;
 //! `vprold` rotations. On a core that splits 512-bit operations in two
 //! (Zen 4) this runs the rounds about 12% faster than one 16-block zmm set,
-//! which cannot hide the rotations' 2-cycle latency. Tails use the same
+//! which cannot hide the rotations' 2-cycle latency. Messages of two or
+//! more full passes compute the parts of the first column round that are
+//! the same in every block (three of its four quarter rounds: key, nonce
+//! and 64-bit counter high word) once per message. Tails use the same
 //! pass for 9..15 blocks, a single 8-block ymm pass, 2- and 4-block
 //! row-layout ymm passes (one block per 128-bit lane) and a 1-block
 //! row-layout xmm path, all with `vprold`.
@@ -192,6 +195,172 @@ fn dround_2x8(x: &mut [__m256i; 16], y: &mut [__m256i; 16]) {
             "vpxord {y7:y}, {y7:y}, {y11:y}",
             "vprold {x7:y}, {x7:y}, 7",
             "vprold {y7:y}, {y7:y}, 7",
+            "vpaddd {x0:y}, {x0:y}, {x5:y}",
+            "vpaddd {y0:y}, {y0:y}, {y5:y}",
+            "vpxord {x15:y}, {x15:y}, {x0:y}",
+            "vpxord {y15:y}, {y15:y}, {y0:y}",
+            "vprold {x15:y}, {x15:y}, 16",
+            "vprold {y15:y}, {y15:y}, 16",
+            "vpaddd {x1:y}, {x1:y}, {x6:y}",
+            "vpaddd {y1:y}, {y1:y}, {y6:y}",
+            "vpxord {x12:y}, {x12:y}, {x1:y}",
+            "vpxord {y12:y}, {y12:y}, {y1:y}",
+            "vprold {x12:y}, {x12:y}, 16",
+            "vprold {y12:y}, {y12:y}, 16",
+            "vpaddd {x2:y}, {x2:y}, {x7:y}",
+            "vpaddd {y2:y}, {y2:y}, {y7:y}",
+            "vpxord {x13:y}, {x13:y}, {x2:y}",
+            "vpxord {y13:y}, {y13:y}, {y2:y}",
+            "vprold {x13:y}, {x13:y}, 16",
+            "vprold {y13:y}, {y13:y}, 16",
+            "vpaddd {x3:y}, {x3:y}, {x4:y}",
+            "vpaddd {y3:y}, {y3:y}, {y4:y}",
+            "vpxord {x14:y}, {x14:y}, {x3:y}",
+            "vpxord {y14:y}, {y14:y}, {y3:y}",
+            "vprold {x14:y}, {x14:y}, 16",
+            "vprold {y14:y}, {y14:y}, 16",
+            "vpaddd {x10:y}, {x10:y}, {x15:y}",
+            "vpaddd {y10:y}, {y10:y}, {y15:y}",
+            "vpxord {x5:y}, {x5:y}, {x10:y}",
+            "vpxord {y5:y}, {y5:y}, {y10:y}",
+            "vprold {x5:y}, {x5:y}, 12",
+            "vprold {y5:y}, {y5:y}, 12",
+            "vpaddd {x11:y}, {x11:y}, {x12:y}",
+            "vpaddd {y11:y}, {y11:y}, {y12:y}",
+            "vpxord {x6:y}, {x6:y}, {x11:y}",
+            "vpxord {y6:y}, {y6:y}, {y11:y}",
+            "vprold {x6:y}, {x6:y}, 12",
+            "vprold {y6:y}, {y6:y}, 12",
+            "vpaddd {x8:y}, {x8:y}, {x13:y}",
+            "vpaddd {y8:y}, {y8:y}, {y13:y}",
+            "vpxord {x7:y}, {x7:y}, {x8:y}",
+            "vpxord {y7:y}, {y7:y}, {y8:y}",
+            "vprold {x7:y}, {x7:y}, 12",
+            "vprold {y7:y}, {y7:y}, 12",
+            "vpaddd {x9:y}, {x9:y}, {x14:y}",
+            "vpaddd {y9:y}, {y9:y}, {y14:y}",
+            "vpxord {x4:y}, {x4:y}, {x9:y}",
+            "vpxord {y4:y}, {y4:y}, {y9:y}",
+            "vprold {x4:y}, {x4:y}, 12",
+            "vprold {y4:y}, {y4:y}, 12",
+            "vpaddd {x0:y}, {x0:y}, {x5:y}",
+            "vpaddd {y0:y}, {y0:y}, {y5:y}",
+            "vpxord {x15:y}, {x15:y}, {x0:y}",
+            "vpxord {y15:y}, {y15:y}, {y0:y}",
+            "vprold {x15:y}, {x15:y}, 8",
+            "vprold {y15:y}, {y15:y}, 8",
+            "vpaddd {x1:y}, {x1:y}, {x6:y}",
+            "vpaddd {y1:y}, {y1:y}, {y6:y}",
+            "vpxord {x12:y}, {x12:y}, {x1:y}",
+            "vpxord {y12:y}, {y12:y}, {y1:y}",
+            "vprold {x12:y}, {x12:y}, 8",
+            "vprold {y12:y}, {y12:y}, 8",
+            "vpaddd {x2:y}, {x2:y}, {x7:y}",
+            "vpaddd {y2:y}, {y2:y}, {y7:y}",
+            "vpxord {x13:y}, {x13:y}, {x2:y}",
+            "vpxord {y13:y}, {y13:y}, {y2:y}",
+            "vprold {x13:y}, {x13:y}, 8",
+            "vprold {y13:y}, {y13:y}, 8",
+            "vpaddd {x3:y}, {x3:y}, {x4:y}",
+            "vpaddd {y3:y}, {y3:y}, {y4:y}",
+            "vpxord {x14:y}, {x14:y}, {x3:y}",
+            "vpxord {y14:y}, {y14:y}, {y3:y}",
+            "vprold {x14:y}, {x14:y}, 8",
+            "vprold {y14:y}, {y14:y}, 8",
+            "vpaddd {x10:y}, {x10:y}, {x15:y}",
+            "vpaddd {y10:y}, {y10:y}, {y15:y}",
+            "vpxord {x5:y}, {x5:y}, {x10:y}",
+            "vpxord {y5:y}, {y5:y}, {y10:y}",
+            "vprold {x5:y}, {x5:y}, 7",
+            "vprold {y5:y}, {y5:y}, 7",
+            "vpaddd {x11:y}, {x11:y}, {x12:y}",
+            "vpaddd {y11:y}, {y11:y}, {y12:y}",
+            "vpxord {x6:y}, {x6:y}, {x11:y}",
+            "vpxord {y6:y}, {y6:y}, {y11:y}",
+            "vprold {x6:y}, {x6:y}, 7",
+            "vprold {y6:y}, {y6:y}, 7",
+            "vpaddd {x8:y}, {x8:y}, {x13:y}",
+            "vpaddd {y8:y}, {y8:y}, {y13:y}",
+            "vpxord {x7:y}, {x7:y}, {x8:y}",
+            "vpxord {y7:y}, {y7:y}, {y8:y}",
+            "vprold {x7:y}, {x7:y}, 7",
+            "vprold {y7:y}, {y7:y}, 7",
+            "vpaddd {x9:y}, {x9:y}, {x14:y}",
+            "vpaddd {y9:y}, {y9:y}, {y14:y}",
+            "vpxord {x4:y}, {x4:y}, {x9:y}",
+            "vpxord {y4:y}, {y4:y}, {y9:y}",
+            "vprold {x4:y}, {x4:y}, 7",
+            "vprold {y4:y}, {y4:y}, 7",
+            x0 = inout(zmm_reg) x[0],
+            x1 = inout(zmm_reg) x[1],
+            x2 = inout(zmm_reg) x[2],
+            x3 = inout(zmm_reg) x[3],
+            x4 = inout(zmm_reg) x[4],
+            x5 = inout(zmm_reg) x[5],
+            x6 = inout(zmm_reg) x[6],
+            x7 = inout(zmm_reg) x[7],
+            x8 = inout(zmm_reg) x[8],
+            x9 = inout(zmm_reg) x[9],
+            x10 = inout(zmm_reg) x[10],
+            x11 = inout(zmm_reg) x[11],
+            x12 = inout(zmm_reg) x[12],
+            x13 = inout(zmm_reg) x[13],
+            x14 = inout(zmm_reg) x[14],
+            x15 = inout(zmm_reg) x[15],
+            y0 = inout(zmm_reg) y[0],
+            y1 = inout(zmm_reg) y[1],
+            y2 = inout(zmm_reg) y[2],
+            y3 = inout(zmm_reg) y[3],
+            y4 = inout(zmm_reg) y[4],
+            y5 = inout(zmm_reg) y[5],
+            y6 = inout(zmm_reg) y[6],
+            y7 = inout(zmm_reg) y[7],
+            y8 = inout(zmm_reg) y[8],
+            y9 = inout(zmm_reg) y[9],
+            y10 = inout(zmm_reg) y[10],
+            y11 = inout(zmm_reg) y[11],
+            y12 = inout(zmm_reg) y[12],
+            y13 = inout(zmm_reg) y[13],
+            y14 = inout(zmm_reg) y[14],
+            y15 = inout(zmm_reg) y[15],
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// The first double round of a pass started from [`precompute`]'s state:
+/// [`dround_2x8`] without the column round's quarter rounds on columns 1,
+/// 2 and 3 and without column 0's first addition (all done once per
+/// message, their inputs being the same in every block).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn dround_2x8_first(x: &mut [__m256i; 16], y: &mut [__m256i; 16]) {
+    // SAFETY: register-only AVX-512F/VL instructions (this function's
+    // target features); no memory, stack or flags are touched.
+    unsafe {
+        core::arch::asm!(
+            "vpxord {x12:y}, {x12:y}, {x0:y}",
+            "vpxord {y12:y}, {y12:y}, {y0:y}",
+            "vprold {x12:y}, {x12:y}, 16",
+            "vprold {y12:y}, {y12:y}, 16",
+            "vpaddd {x8:y}, {x8:y}, {x12:y}",
+            "vpaddd {y8:y}, {y8:y}, {y12:y}",
+            "vpxord {x4:y}, {x4:y}, {x8:y}",
+            "vpxord {y4:y}, {y4:y}, {y8:y}",
+            "vprold {x4:y}, {x4:y}, 12",
+            "vprold {y4:y}, {y4:y}, 12",
+            "vpaddd {x0:y}, {x0:y}, {x4:y}",
+            "vpaddd {y0:y}, {y0:y}, {y4:y}",
+            "vpxord {x12:y}, {x12:y}, {x0:y}",
+            "vpxord {y12:y}, {y12:y}, {y0:y}",
+            "vprold {x12:y}, {x12:y}, 8",
+            "vprold {y12:y}, {y12:y}, 8",
+            "vpaddd {x8:y}, {x8:y}, {x12:y}",
+            "vpaddd {y8:y}, {y8:y}, {y12:y}",
+            "vpxord {x4:y}, {x4:y}, {x8:y}",
+            "vpxord {y4:y}, {y4:y}, {y8:y}",
+            "vprold {x4:y}, {x4:y}, 7",
+            "vprold {y4:y}, {y4:y}, 7",
             "vpaddd {x0:y}, {x0:y}, {x5:y}",
             "vpaddd {y0:y}, {y0:y}, {y5:y}",
             "vpxord {x15:y}, {x15:y}, {x0:y}",
@@ -523,6 +692,106 @@ unsafe fn finish_half<const H: usize>(
     }
 }
 
+/// The state after the parts of the first column round that are the same
+/// in every block: the quarter rounds on columns 1, 2 and 3 (key, nonce
+/// and, with the 64-bit counter, its high word, which must then not change
+/// within the message) and column 0's first addition. Word 12 (the
+/// counter) is left as is.
+fn precompute(s: &[u32; 16], ctr: u64, legacy: bool) -> [u32; 16] {
+    let mut p = *s;
+    if legacy {
+        p[13] = (ctr >> 32) as u32;
+    }
+    for (a, b, c, d) in [(1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15)] {
+        p[a] = p[a].wrapping_add(p[b]);
+        p[d] = (p[d] ^ p[a]).rotate_left(16);
+        p[c] = p[c].wrapping_add(p[d]);
+        p[b] = (p[b] ^ p[c]).rotate_left(12);
+        p[a] = p[a].wrapping_add(p[b]);
+        p[d] = (p[d] ^ p[a]).rotate_left(8);
+        p[c] = p[c].wrapping_add(p[d]);
+        p[b] = (p[b] ^ p[c]).rotate_left(7);
+    }
+    p[0] = p[0].wrapping_add(p[4]);
+    p
+}
+
+/// [`pass16`] starting from [`precompute`]'s state `pre` (`dr >= 1`; the
+/// 64-bit counter's high word, if any, the same for all 16 blocks); the
+/// finish adds the input state `s`.
+///
+/// # Safety
+/// `inp` and `out` valid for 1024 bytes; AVX-512F/VL available.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn pass16_pre(
+    s: &[u32; 16],
+    pre: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+) {
+    let pp = core::hint::black_box(pre);
+    let mut x = [_mm256_setzero_si256(); 16];
+    let mut y = [_mm256_setzero_si256(); 16];
+    for i in 0..16 {
+        x[i] = _mm256_set1_epi32(pp[i] as i32);
+        y[i] = x[i];
+    }
+    let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    x[12] = _mm256_add_epi32(_mm256_set1_epi32(ctr as u32 as i32), iota);
+    y[12] = _mm256_add_epi32(_mm256_set1_epi32(ctr.wrapping_add(8) as u32 as i32), iota);
+    dround_2x8_first(&mut x, &mut y);
+    align_loop!();
+    for _ in 1..dr {
+        dround_2x8(&mut x, &mut y);
+    }
+    let sp = core::hint::black_box(s);
+    let c2 = ctr.wrapping_add(8);
+    // SAFETY: 1024 bytes valid per the caller.
+    unsafe {
+        finish_half::<0>(&x, sp, ctr, legacy, inp, out);
+        finish_half::<1>(&x, sp, ctr, legacy, inp, out);
+        finish_half::<0>(&y, sp, c2, legacy, inp.add(512), out.add(512));
+        finish_half::<1>(&y, sp, c2, legacy, inp.add(512), out.add(512));
+    }
+}
+
+/// `p` passes of [`pass16_pre`] (see there for the conditions).
+///
+/// # Safety
+/// `inp` and `out` valid for `1024 * p` bytes; AVX-512F/VL available.
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn passes_pre(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    p: usize,
+) {
+    let pre = precompute(s, ctr, legacy);
+    for j in 0..p {
+        // SAFETY: pass j's 1024 bytes lie inside the caller's buffer.
+        unsafe {
+            pass16_pre(
+                s,
+                &pre,
+                ctr.wrapping_add(16 * j as u64),
+                legacy,
+                dr,
+                inp.add(1024 * j),
+                out.add(1024 * j),
+            )
+        };
+    }
+}
+
 /// 16 blocks as two interleaved 8-block ymm sets ([`pass2x8`] without the
 /// partial-pass cases: straight-line finish code).
 ///
@@ -719,6 +988,13 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
+    // With the 64-bit counter, the precomputed state holds its high word:
+    // only when the low word does not wrap within the message.
+    if n >= 32 && dr >= 1 && (!legacy || u64::from(ctr as u32) + n as u64 <= 1 << 32) {
+        // SAFETY: blocks 0..16 * (n / 16) lie inside the buffer.
+        unsafe { passes_pre(s, ctr, legacy, dr, inp, out, n / 16) };
+        i = 16 * (n / 16);
+    }
     while n - i >= 16 {
         // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
         unsafe {
