@@ -760,7 +760,8 @@ unsafe fn pass16_pre(
     }
 }
 
-/// `p` passes of [`pass16_pre`] (see there for the conditions).
+/// `p` passes: the first a [`pass16`], the others [`pass16_pre`] (see
+/// there for the conditions).
 ///
 /// # Safety
 /// `inp` and `out` valid for `1024 * p` bytes; AVX-512F/VL available.
@@ -775,8 +776,12 @@ unsafe fn passes_pre(
     out: *mut u8,
     p: usize,
 ) {
+    // The first pass starts from `s` as usual, so that it does not wait
+    // for the (scalar) precomputation, which runs alongside its rounds.
     let pre = precompute(s, ctr, legacy);
-    for j in 0..p {
+    // SAFETY: the first 1024 bytes lie inside the caller's buffer.
+    unsafe { pass16(s, ctr, legacy, dr, inp, out) };
+    for j in 1..p {
         // SAFETY: pass j's 1024 bytes lie inside the caller's buffer.
         unsafe {
             pass16_pre(
