@@ -81,14 +81,164 @@ fn r7_4(a: __m128i) -> __m128i {
 
 // ---------------------------------------------------------------- helpers
 
+/// `asm!` on two 8-block ymm sets `x` and `y` (transposed states), bound
+/// to all 32 vector registers as `{x0}`..`{x15}` and `{y0}`..`{y15}`;
+/// register-only, flags untouched.
+macro_rules! asm_2x8 {
+    ($x:ident, $y:ident, $($code:expr),+ $(,)?) => {
+        core::arch::asm!(
+            $($code),+,
+            x0 = inout(zmm_reg) $x[0],
+            x1 = inout(zmm_reg) $x[1],
+            x2 = inout(zmm_reg) $x[2],
+            x3 = inout(zmm_reg) $x[3],
+            x4 = inout(zmm_reg) $x[4],
+            x5 = inout(zmm_reg) $x[5],
+            x6 = inout(zmm_reg) $x[6],
+            x7 = inout(zmm_reg) $x[7],
+            x8 = inout(zmm_reg) $x[8],
+            x9 = inout(zmm_reg) $x[9],
+            x10 = inout(zmm_reg) $x[10],
+            x11 = inout(zmm_reg) $x[11],
+            x12 = inout(zmm_reg) $x[12],
+            x13 = inout(zmm_reg) $x[13],
+            x14 = inout(zmm_reg) $x[14],
+            x15 = inout(zmm_reg) $x[15],
+            y0 = inout(zmm_reg) $y[0],
+            y1 = inout(zmm_reg) $y[1],
+            y2 = inout(zmm_reg) $y[2],
+            y3 = inout(zmm_reg) $y[3],
+            y4 = inout(zmm_reg) $y[4],
+            y5 = inout(zmm_reg) $y[5],
+            y6 = inout(zmm_reg) $y[6],
+            y7 = inout(zmm_reg) $y[7],
+            y8 = inout(zmm_reg) $y[8],
+            y9 = inout(zmm_reg) $y[9],
+            y10 = inout(zmm_reg) $y[10],
+            y11 = inout(zmm_reg) $y[11],
+            y12 = inout(zmm_reg) $y[12],
+            y13 = inout(zmm_reg) $y[13],
+            y14 = inout(zmm_reg) $y[14],
+            y15 = inout(zmm_reg) $y[15],
+            options(pure, nomem, nostack, preserves_flags),
+        )
+    };
+}
+
+/// The diagonal round of [`dround_2x8`] and [`dround_2x8_first`], the `x`
+/// and `y` instructions alternating.
+macro_rules! diagonal_2x8 {
+    () => {
+        concat!(
+            "vpaddd {x0:y}, {x0:y}, {x5:y}\n",
+            "vpaddd {y0:y}, {y0:y}, {y5:y}\n",
+            "vpxord {x15:y}, {x15:y}, {x0:y}\n",
+            "vpxord {y15:y}, {y15:y}, {y0:y}\n",
+            "vprold {x15:y}, {x15:y}, 16\n",
+            "vprold {y15:y}, {y15:y}, 16\n",
+            "vpaddd {x1:y}, {x1:y}, {x6:y}\n",
+            "vpaddd {y1:y}, {y1:y}, {y6:y}\n",
+            "vpxord {x12:y}, {x12:y}, {x1:y}\n",
+            "vpxord {y12:y}, {y12:y}, {y1:y}\n",
+            "vprold {x12:y}, {x12:y}, 16\n",
+            "vprold {y12:y}, {y12:y}, 16\n",
+            "vpaddd {x2:y}, {x2:y}, {x7:y}\n",
+            "vpaddd {y2:y}, {y2:y}, {y7:y}\n",
+            "vpxord {x13:y}, {x13:y}, {x2:y}\n",
+            "vpxord {y13:y}, {y13:y}, {y2:y}\n",
+            "vprold {x13:y}, {x13:y}, 16\n",
+            "vprold {y13:y}, {y13:y}, 16\n",
+            "vpaddd {x3:y}, {x3:y}, {x4:y}\n",
+            "vpaddd {y3:y}, {y3:y}, {y4:y}\n",
+            "vpxord {x14:y}, {x14:y}, {x3:y}\n",
+            "vpxord {y14:y}, {y14:y}, {y3:y}\n",
+            "vprold {x14:y}, {x14:y}, 16\n",
+            "vprold {y14:y}, {y14:y}, 16\n",
+            "vpaddd {x10:y}, {x10:y}, {x15:y}\n",
+            "vpaddd {y10:y}, {y10:y}, {y15:y}\n",
+            "vpxord {x5:y}, {x5:y}, {x10:y}\n",
+            "vpxord {y5:y}, {y5:y}, {y10:y}\n",
+            "vprold {x5:y}, {x5:y}, 12\n",
+            "vprold {y5:y}, {y5:y}, 12\n",
+            "vpaddd {x11:y}, {x11:y}, {x12:y}\n",
+            "vpaddd {y11:y}, {y11:y}, {y12:y}\n",
+            "vpxord {x6:y}, {x6:y}, {x11:y}\n",
+            "vpxord {y6:y}, {y6:y}, {y11:y}\n",
+            "vprold {x6:y}, {x6:y}, 12\n",
+            "vprold {y6:y}, {y6:y}, 12\n",
+            "vpaddd {x8:y}, {x8:y}, {x13:y}\n",
+            "vpaddd {y8:y}, {y8:y}, {y13:y}\n",
+            "vpxord {x7:y}, {x7:y}, {x8:y}\n",
+            "vpxord {y7:y}, {y7:y}, {y8:y}\n",
+            "vprold {x7:y}, {x7:y}, 12\n",
+            "vprold {y7:y}, {y7:y}, 12\n",
+            "vpaddd {x9:y}, {x9:y}, {x14:y}\n",
+            "vpaddd {y9:y}, {y9:y}, {y14:y}\n",
+            "vpxord {x4:y}, {x4:y}, {x9:y}\n",
+            "vpxord {y4:y}, {y4:y}, {y9:y}\n",
+            "vprold {x4:y}, {x4:y}, 12\n",
+            "vprold {y4:y}, {y4:y}, 12\n",
+            "vpaddd {x0:y}, {x0:y}, {x5:y}\n",
+            "vpaddd {y0:y}, {y0:y}, {y5:y}\n",
+            "vpxord {x15:y}, {x15:y}, {x0:y}\n",
+            "vpxord {y15:y}, {y15:y}, {y0:y}\n",
+            "vprold {x15:y}, {x15:y}, 8\n",
+            "vprold {y15:y}, {y15:y}, 8\n",
+            "vpaddd {x1:y}, {x1:y}, {x6:y}\n",
+            "vpaddd {y1:y}, {y1:y}, {y6:y}\n",
+            "vpxord {x12:y}, {x12:y}, {x1:y}\n",
+            "vpxord {y12:y}, {y12:y}, {y1:y}\n",
+            "vprold {x12:y}, {x12:y}, 8\n",
+            "vprold {y12:y}, {y12:y}, 8\n",
+            "vpaddd {x2:y}, {x2:y}, {x7:y}\n",
+            "vpaddd {y2:y}, {y2:y}, {y7:y}\n",
+            "vpxord {x13:y}, {x13:y}, {x2:y}\n",
+            "vpxord {y13:y}, {y13:y}, {y2:y}\n",
+            "vprold {x13:y}, {x13:y}, 8\n",
+            "vprold {y13:y}, {y13:y}, 8\n",
+            "vpaddd {x3:y}, {x3:y}, {x4:y}\n",
+            "vpaddd {y3:y}, {y3:y}, {y4:y}\n",
+            "vpxord {x14:y}, {x14:y}, {x3:y}\n",
+            "vpxord {y14:y}, {y14:y}, {y3:y}\n",
+            "vprold {x14:y}, {x14:y}, 8\n",
+            "vprold {y14:y}, {y14:y}, 8\n",
+            "vpaddd {x10:y}, {x10:y}, {x15:y}\n",
+            "vpaddd {y10:y}, {y10:y}, {y15:y}\n",
+            "vpxord {x5:y}, {x5:y}, {x10:y}\n",
+            "vpxord {y5:y}, {y5:y}, {y10:y}\n",
+            "vprold {x5:y}, {x5:y}, 7\n",
+            "vprold {y5:y}, {y5:y}, 7\n",
+            "vpaddd {x11:y}, {x11:y}, {x12:y}\n",
+            "vpaddd {y11:y}, {y11:y}, {y12:y}\n",
+            "vpxord {x6:y}, {x6:y}, {x11:y}\n",
+            "vpxord {y6:y}, {y6:y}, {y11:y}\n",
+            "vprold {x6:y}, {x6:y}, 7\n",
+            "vprold {y6:y}, {y6:y}, 7\n",
+            "vpaddd {x8:y}, {x8:y}, {x13:y}\n",
+            "vpaddd {y8:y}, {y8:y}, {y13:y}\n",
+            "vpxord {x7:y}, {x7:y}, {x8:y}\n",
+            "vpxord {y7:y}, {y7:y}, {y8:y}\n",
+            "vprold {x7:y}, {x7:y}, 7\n",
+            "vprold {y7:y}, {y7:y}, 7\n",
+            "vpaddd {x9:y}, {x9:y}, {x14:y}\n",
+            "vpaddd {y9:y}, {y9:y}, {y14:y}\n",
+            "vpxord {x4:y}, {x4:y}, {x9:y}\n",
+            "vpxord {y4:y}, {y4:y}, {y9:y}\n",
+            "vprold {x4:y}, {x4:y}, 7\n",
+            "vprold {y4:y}, {y4:y}, 7\n",
+        )
+    };
+}
+
 /// One double round on two 8-block ymm sets, `x` and `y`, their
 /// instructions alternating one by one (per quarter-round step: the add,
 /// XOR and rotation of one column of `x`, each followed by the same for
 /// `y`). On Zen 4 this order runs a steady-state loop of double rounds in
 /// about 53 cycles, where grouping four columns of one set at a time took
-/// 56 (the bound from 2 rotations and 4 vector ops per cycle is 48). Two ymm sets are faster than one zmm set on cores that
-/// split 512-bit operations (Zen 4: the rotations' 2-cycle latency and the
-/// 512-bit issue rate leave one zmm set well below the port limit).
+/// 56 (the bound from 2 rotations and 4 vector ops per cycle is 48). Two
+/// ymm sets are faster than one zmm set on cores that split 512-bit
+/// operations (Zen 4: the rotations' 2-cycle latency and the 512-bit issue
+/// rate leave one zmm set well below the port limit).
 /// Inline assembly because the two sets need all 32 vector registers and
 /// the compiler's register allocator otherwise spills some inside the
 /// rounds (store-to-load latency on the dependency chains).
@@ -98,7 +248,9 @@ fn dround_2x8(x: &mut [__m256i; 16], y: &mut [__m256i; 16]) {
     // SAFETY: register-only AVX-512F/VL instructions (this function's
     // target features); no memory, stack or flags are touched.
     unsafe {
-        core::arch::asm!(
+        asm_2x8!(
+            x,
+            y,
             "vpaddd {x0:y}, {x0:y}, {x4:y}",
             "vpaddd {y0:y}, {y0:y}, {y4:y}",
             "vpxord {x12:y}, {x12:y}, {x0:y}",
@@ -195,136 +347,8 @@ fn dround_2x8(x: &mut [__m256i; 16], y: &mut [__m256i; 16]) {
             "vpxord {y7:y}, {y7:y}, {y11:y}",
             "vprold {x7:y}, {x7:y}, 7",
             "vprold {y7:y}, {y7:y}, 7",
-            "vpaddd {x0:y}, {x0:y}, {x5:y}",
-            "vpaddd {y0:y}, {y0:y}, {y5:y}",
-            "vpxord {x15:y}, {x15:y}, {x0:y}",
-            "vpxord {y15:y}, {y15:y}, {y0:y}",
-            "vprold {x15:y}, {x15:y}, 16",
-            "vprold {y15:y}, {y15:y}, 16",
-            "vpaddd {x1:y}, {x1:y}, {x6:y}",
-            "vpaddd {y1:y}, {y1:y}, {y6:y}",
-            "vpxord {x12:y}, {x12:y}, {x1:y}",
-            "vpxord {y12:y}, {y12:y}, {y1:y}",
-            "vprold {x12:y}, {x12:y}, 16",
-            "vprold {y12:y}, {y12:y}, 16",
-            "vpaddd {x2:y}, {x2:y}, {x7:y}",
-            "vpaddd {y2:y}, {y2:y}, {y7:y}",
-            "vpxord {x13:y}, {x13:y}, {x2:y}",
-            "vpxord {y13:y}, {y13:y}, {y2:y}",
-            "vprold {x13:y}, {x13:y}, 16",
-            "vprold {y13:y}, {y13:y}, 16",
-            "vpaddd {x3:y}, {x3:y}, {x4:y}",
-            "vpaddd {y3:y}, {y3:y}, {y4:y}",
-            "vpxord {x14:y}, {x14:y}, {x3:y}",
-            "vpxord {y14:y}, {y14:y}, {y3:y}",
-            "vprold {x14:y}, {x14:y}, 16",
-            "vprold {y14:y}, {y14:y}, 16",
-            "vpaddd {x10:y}, {x10:y}, {x15:y}",
-            "vpaddd {y10:y}, {y10:y}, {y15:y}",
-            "vpxord {x5:y}, {x5:y}, {x10:y}",
-            "vpxord {y5:y}, {y5:y}, {y10:y}",
-            "vprold {x5:y}, {x5:y}, 12",
-            "vprold {y5:y}, {y5:y}, 12",
-            "vpaddd {x11:y}, {x11:y}, {x12:y}",
-            "vpaddd {y11:y}, {y11:y}, {y12:y}",
-            "vpxord {x6:y}, {x6:y}, {x11:y}",
-            "vpxord {y6:y}, {y6:y}, {y11:y}",
-            "vprold {x6:y}, {x6:y}, 12",
-            "vprold {y6:y}, {y6:y}, 12",
-            "vpaddd {x8:y}, {x8:y}, {x13:y}",
-            "vpaddd {y8:y}, {y8:y}, {y13:y}",
-            "vpxord {x7:y}, {x7:y}, {x8:y}",
-            "vpxord {y7:y}, {y7:y}, {y8:y}",
-            "vprold {x7:y}, {x7:y}, 12",
-            "vprold {y7:y}, {y7:y}, 12",
-            "vpaddd {x9:y}, {x9:y}, {x14:y}",
-            "vpaddd {y9:y}, {y9:y}, {y14:y}",
-            "vpxord {x4:y}, {x4:y}, {x9:y}",
-            "vpxord {y4:y}, {y4:y}, {y9:y}",
-            "vprold {x4:y}, {x4:y}, 12",
-            "vprold {y4:y}, {y4:y}, 12",
-            "vpaddd {x0:y}, {x0:y}, {x5:y}",
-            "vpaddd {y0:y}, {y0:y}, {y5:y}",
-            "vpxord {x15:y}, {x15:y}, {x0:y}",
-            "vpxord {y15:y}, {y15:y}, {y0:y}",
-            "vprold {x15:y}, {x15:y}, 8",
-            "vprold {y15:y}, {y15:y}, 8",
-            "vpaddd {x1:y}, {x1:y}, {x6:y}",
-            "vpaddd {y1:y}, {y1:y}, {y6:y}",
-            "vpxord {x12:y}, {x12:y}, {x1:y}",
-            "vpxord {y12:y}, {y12:y}, {y1:y}",
-            "vprold {x12:y}, {x12:y}, 8",
-            "vprold {y12:y}, {y12:y}, 8",
-            "vpaddd {x2:y}, {x2:y}, {x7:y}",
-            "vpaddd {y2:y}, {y2:y}, {y7:y}",
-            "vpxord {x13:y}, {x13:y}, {x2:y}",
-            "vpxord {y13:y}, {y13:y}, {y2:y}",
-            "vprold {x13:y}, {x13:y}, 8",
-            "vprold {y13:y}, {y13:y}, 8",
-            "vpaddd {x3:y}, {x3:y}, {x4:y}",
-            "vpaddd {y3:y}, {y3:y}, {y4:y}",
-            "vpxord {x14:y}, {x14:y}, {x3:y}",
-            "vpxord {y14:y}, {y14:y}, {y3:y}",
-            "vprold {x14:y}, {x14:y}, 8",
-            "vprold {y14:y}, {y14:y}, 8",
-            "vpaddd {x10:y}, {x10:y}, {x15:y}",
-            "vpaddd {y10:y}, {y10:y}, {y15:y}",
-            "vpxord {x5:y}, {x5:y}, {x10:y}",
-            "vpxord {y5:y}, {y5:y}, {y10:y}",
-            "vprold {x5:y}, {x5:y}, 7",
-            "vprold {y5:y}, {y5:y}, 7",
-            "vpaddd {x11:y}, {x11:y}, {x12:y}",
-            "vpaddd {y11:y}, {y11:y}, {y12:y}",
-            "vpxord {x6:y}, {x6:y}, {x11:y}",
-            "vpxord {y6:y}, {y6:y}, {y11:y}",
-            "vprold {x6:y}, {x6:y}, 7",
-            "vprold {y6:y}, {y6:y}, 7",
-            "vpaddd {x8:y}, {x8:y}, {x13:y}",
-            "vpaddd {y8:y}, {y8:y}, {y13:y}",
-            "vpxord {x7:y}, {x7:y}, {x8:y}",
-            "vpxord {y7:y}, {y7:y}, {y8:y}",
-            "vprold {x7:y}, {x7:y}, 7",
-            "vprold {y7:y}, {y7:y}, 7",
-            "vpaddd {x9:y}, {x9:y}, {x14:y}",
-            "vpaddd {y9:y}, {y9:y}, {y14:y}",
-            "vpxord {x4:y}, {x4:y}, {x9:y}",
-            "vpxord {y4:y}, {y4:y}, {y9:y}",
-            "vprold {x4:y}, {x4:y}, 7",
-            "vprold {y4:y}, {y4:y}, 7",
-            x0 = inout(zmm_reg) x[0],
-            x1 = inout(zmm_reg) x[1],
-            x2 = inout(zmm_reg) x[2],
-            x3 = inout(zmm_reg) x[3],
-            x4 = inout(zmm_reg) x[4],
-            x5 = inout(zmm_reg) x[5],
-            x6 = inout(zmm_reg) x[6],
-            x7 = inout(zmm_reg) x[7],
-            x8 = inout(zmm_reg) x[8],
-            x9 = inout(zmm_reg) x[9],
-            x10 = inout(zmm_reg) x[10],
-            x11 = inout(zmm_reg) x[11],
-            x12 = inout(zmm_reg) x[12],
-            x13 = inout(zmm_reg) x[13],
-            x14 = inout(zmm_reg) x[14],
-            x15 = inout(zmm_reg) x[15],
-            y0 = inout(zmm_reg) y[0],
-            y1 = inout(zmm_reg) y[1],
-            y2 = inout(zmm_reg) y[2],
-            y3 = inout(zmm_reg) y[3],
-            y4 = inout(zmm_reg) y[4],
-            y5 = inout(zmm_reg) y[5],
-            y6 = inout(zmm_reg) y[6],
-            y7 = inout(zmm_reg) y[7],
-            y8 = inout(zmm_reg) y[8],
-            y9 = inout(zmm_reg) y[9],
-            y10 = inout(zmm_reg) y[10],
-            y11 = inout(zmm_reg) y[11],
-            y12 = inout(zmm_reg) y[12],
-            y13 = inout(zmm_reg) y[13],
-            y14 = inout(zmm_reg) y[14],
-            y15 = inout(zmm_reg) y[15],
-            options(pure, nomem, nostack, preserves_flags),
-        );
+            diagonal_2x8!(),
+        )
     }
 }
 
@@ -338,7 +362,9 @@ fn dround_2x8_first(x: &mut [__m256i; 16], y: &mut [__m256i; 16]) {
     // SAFETY: register-only AVX-512F/VL instructions (this function's
     // target features); no memory, stack or flags are touched.
     unsafe {
-        core::arch::asm!(
+        asm_2x8!(
+            x,
+            y,
             "vpxord {x12:y}, {x12:y}, {x0:y}",
             "vpxord {y12:y}, {y12:y}, {y0:y}",
             "vprold {x12:y}, {x12:y}, 16",
@@ -361,136 +387,8 @@ fn dround_2x8_first(x: &mut [__m256i; 16], y: &mut [__m256i; 16]) {
             "vpxord {y4:y}, {y4:y}, {y8:y}",
             "vprold {x4:y}, {x4:y}, 7",
             "vprold {y4:y}, {y4:y}, 7",
-            "vpaddd {x0:y}, {x0:y}, {x5:y}",
-            "vpaddd {y0:y}, {y0:y}, {y5:y}",
-            "vpxord {x15:y}, {x15:y}, {x0:y}",
-            "vpxord {y15:y}, {y15:y}, {y0:y}",
-            "vprold {x15:y}, {x15:y}, 16",
-            "vprold {y15:y}, {y15:y}, 16",
-            "vpaddd {x1:y}, {x1:y}, {x6:y}",
-            "vpaddd {y1:y}, {y1:y}, {y6:y}",
-            "vpxord {x12:y}, {x12:y}, {x1:y}",
-            "vpxord {y12:y}, {y12:y}, {y1:y}",
-            "vprold {x12:y}, {x12:y}, 16",
-            "vprold {y12:y}, {y12:y}, 16",
-            "vpaddd {x2:y}, {x2:y}, {x7:y}",
-            "vpaddd {y2:y}, {y2:y}, {y7:y}",
-            "vpxord {x13:y}, {x13:y}, {x2:y}",
-            "vpxord {y13:y}, {y13:y}, {y2:y}",
-            "vprold {x13:y}, {x13:y}, 16",
-            "vprold {y13:y}, {y13:y}, 16",
-            "vpaddd {x3:y}, {x3:y}, {x4:y}",
-            "vpaddd {y3:y}, {y3:y}, {y4:y}",
-            "vpxord {x14:y}, {x14:y}, {x3:y}",
-            "vpxord {y14:y}, {y14:y}, {y3:y}",
-            "vprold {x14:y}, {x14:y}, 16",
-            "vprold {y14:y}, {y14:y}, 16",
-            "vpaddd {x10:y}, {x10:y}, {x15:y}",
-            "vpaddd {y10:y}, {y10:y}, {y15:y}",
-            "vpxord {x5:y}, {x5:y}, {x10:y}",
-            "vpxord {y5:y}, {y5:y}, {y10:y}",
-            "vprold {x5:y}, {x5:y}, 12",
-            "vprold {y5:y}, {y5:y}, 12",
-            "vpaddd {x11:y}, {x11:y}, {x12:y}",
-            "vpaddd {y11:y}, {y11:y}, {y12:y}",
-            "vpxord {x6:y}, {x6:y}, {x11:y}",
-            "vpxord {y6:y}, {y6:y}, {y11:y}",
-            "vprold {x6:y}, {x6:y}, 12",
-            "vprold {y6:y}, {y6:y}, 12",
-            "vpaddd {x8:y}, {x8:y}, {x13:y}",
-            "vpaddd {y8:y}, {y8:y}, {y13:y}",
-            "vpxord {x7:y}, {x7:y}, {x8:y}",
-            "vpxord {y7:y}, {y7:y}, {y8:y}",
-            "vprold {x7:y}, {x7:y}, 12",
-            "vprold {y7:y}, {y7:y}, 12",
-            "vpaddd {x9:y}, {x9:y}, {x14:y}",
-            "vpaddd {y9:y}, {y9:y}, {y14:y}",
-            "vpxord {x4:y}, {x4:y}, {x9:y}",
-            "vpxord {y4:y}, {y4:y}, {y9:y}",
-            "vprold {x4:y}, {x4:y}, 12",
-            "vprold {y4:y}, {y4:y}, 12",
-            "vpaddd {x0:y}, {x0:y}, {x5:y}",
-            "vpaddd {y0:y}, {y0:y}, {y5:y}",
-            "vpxord {x15:y}, {x15:y}, {x0:y}",
-            "vpxord {y15:y}, {y15:y}, {y0:y}",
-            "vprold {x15:y}, {x15:y}, 8",
-            "vprold {y15:y}, {y15:y}, 8",
-            "vpaddd {x1:y}, {x1:y}, {x6:y}",
-            "vpaddd {y1:y}, {y1:y}, {y6:y}",
-            "vpxord {x12:y}, {x12:y}, {x1:y}",
-            "vpxord {y12:y}, {y12:y}, {y1:y}",
-            "vprold {x12:y}, {x12:y}, 8",
-            "vprold {y12:y}, {y12:y}, 8",
-            "vpaddd {x2:y}, {x2:y}, {x7:y}",
-            "vpaddd {y2:y}, {y2:y}, {y7:y}",
-            "vpxord {x13:y}, {x13:y}, {x2:y}",
-            "vpxord {y13:y}, {y13:y}, {y2:y}",
-            "vprold {x13:y}, {x13:y}, 8",
-            "vprold {y13:y}, {y13:y}, 8",
-            "vpaddd {x3:y}, {x3:y}, {x4:y}",
-            "vpaddd {y3:y}, {y3:y}, {y4:y}",
-            "vpxord {x14:y}, {x14:y}, {x3:y}",
-            "vpxord {y14:y}, {y14:y}, {y3:y}",
-            "vprold {x14:y}, {x14:y}, 8",
-            "vprold {y14:y}, {y14:y}, 8",
-            "vpaddd {x10:y}, {x10:y}, {x15:y}",
-            "vpaddd {y10:y}, {y10:y}, {y15:y}",
-            "vpxord {x5:y}, {x5:y}, {x10:y}",
-            "vpxord {y5:y}, {y5:y}, {y10:y}",
-            "vprold {x5:y}, {x5:y}, 7",
-            "vprold {y5:y}, {y5:y}, 7",
-            "vpaddd {x11:y}, {x11:y}, {x12:y}",
-            "vpaddd {y11:y}, {y11:y}, {y12:y}",
-            "vpxord {x6:y}, {x6:y}, {x11:y}",
-            "vpxord {y6:y}, {y6:y}, {y11:y}",
-            "vprold {x6:y}, {x6:y}, 7",
-            "vprold {y6:y}, {y6:y}, 7",
-            "vpaddd {x8:y}, {x8:y}, {x13:y}",
-            "vpaddd {y8:y}, {y8:y}, {y13:y}",
-            "vpxord {x7:y}, {x7:y}, {x8:y}",
-            "vpxord {y7:y}, {y7:y}, {y8:y}",
-            "vprold {x7:y}, {x7:y}, 7",
-            "vprold {y7:y}, {y7:y}, 7",
-            "vpaddd {x9:y}, {x9:y}, {x14:y}",
-            "vpaddd {y9:y}, {y9:y}, {y14:y}",
-            "vpxord {x4:y}, {x4:y}, {x9:y}",
-            "vpxord {y4:y}, {y4:y}, {y9:y}",
-            "vprold {x4:y}, {x4:y}, 7",
-            "vprold {y4:y}, {y4:y}, 7",
-            x0 = inout(zmm_reg) x[0],
-            x1 = inout(zmm_reg) x[1],
-            x2 = inout(zmm_reg) x[2],
-            x3 = inout(zmm_reg) x[3],
-            x4 = inout(zmm_reg) x[4],
-            x5 = inout(zmm_reg) x[5],
-            x6 = inout(zmm_reg) x[6],
-            x7 = inout(zmm_reg) x[7],
-            x8 = inout(zmm_reg) x[8],
-            x9 = inout(zmm_reg) x[9],
-            x10 = inout(zmm_reg) x[10],
-            x11 = inout(zmm_reg) x[11],
-            x12 = inout(zmm_reg) x[12],
-            x13 = inout(zmm_reg) x[13],
-            x14 = inout(zmm_reg) x[14],
-            x15 = inout(zmm_reg) x[15],
-            y0 = inout(zmm_reg) y[0],
-            y1 = inout(zmm_reg) y[1],
-            y2 = inout(zmm_reg) y[2],
-            y3 = inout(zmm_reg) y[3],
-            y4 = inout(zmm_reg) y[4],
-            y5 = inout(zmm_reg) y[5],
-            y6 = inout(zmm_reg) y[6],
-            y7 = inout(zmm_reg) y[7],
-            y8 = inout(zmm_reg) y[8],
-            y9 = inout(zmm_reg) y[9],
-            y10 = inout(zmm_reg) y[10],
-            y11 = inout(zmm_reg) y[11],
-            y12 = inout(zmm_reg) y[12],
-            y13 = inout(zmm_reg) y[13],
-            y14 = inout(zmm_reg) y[14],
-            y15 = inout(zmm_reg) y[15],
-            options(pure, nomem, nostack, preserves_flags),
-        );
+            diagonal_2x8!(),
+        )
     }
 }
 
@@ -514,6 +412,23 @@ macro_rules! init8 {
             v[13] = _mm256_mask_add_epi32(hi, carry, hi, _mm256_set1_epi32(1));
         }
         v
+    }};
+}
+
+/// The rounds of two 8-block sets with counters `ctr..ctr + 16` from the
+/// input state `s`; evaluates to `(s, x, y)`, `s` through an opaque copy of
+/// the pointer so that the finish reloads its broadcasts rather than
+/// keeping them live through the rounds (all 32 registers hold the sets).
+macro_rules! rounds_2x8 {
+    ($s:expr, $ctr:expr, $legacy:expr, $dr:expr) => {{
+        let sp: &[u32; 16] = core::hint::black_box($s);
+        let mut x = init8!(sp, $ctr, $legacy);
+        let mut y = init8!(sp, $ctr.wrapping_add(8), $legacy);
+        align_loop!();
+        for _ in 0..$dr {
+            dround_2x8(&mut x, &mut y);
+        }
+        (core::hint::black_box(sp), x, y)
     }};
 }
 
@@ -607,16 +522,7 @@ unsafe fn pass2x8<const KS: bool>(
     n: usize,
     ks: *mut u8,
 ) {
-    // Opaque pointer: the broadcasts are reloaded after the rounds rather
-    // than kept live through them (all 32 registers hold the two sets).
-    let sp = core::hint::black_box(s);
-    let mut x = init8!(sp, ctr, legacy);
-    let mut y = init8!(sp, ctr.wrapping_add(8), legacy);
-    align_loop!();
-    for _ in 0..dr {
-        dround_2x8(&mut x, &mut y);
-    }
-    let sp = core::hint::black_box(sp);
+    let (sp, x, y) = rounds_2x8!(s, ctr, legacy, dr);
     let v = init8!(sp, ctr, legacy);
     let ks_lo = if n < 8 { ks } else { core::ptr::null_mut() };
     // SAFETY: the first min(n, 8) blocks are valid per the caller, `ks_lo`
@@ -805,14 +711,7 @@ unsafe fn passes_pre(
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
 unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
-    let sp = core::hint::black_box(s);
-    let mut x = init8!(sp, ctr, legacy);
-    let mut y = init8!(sp, ctr.wrapping_add(8), legacy);
-    align_loop!();
-    for _ in 0..dr {
-        dround_2x8(&mut x, &mut y);
-    }
-    let sp = core::hint::black_box(sp);
+    let (sp, x, y) = rounds_2x8!(s, ctr, legacy, dr);
     let c2 = ctr.wrapping_add(8);
     // SAFETY: 1024 bytes valid per the caller.
     unsafe {
