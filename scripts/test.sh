@@ -90,7 +90,12 @@ if [ "$(uname -m)" = x86_64 ]; then
         echo "skipping forced gfni/avx512: this CPU lacks GFNI or AVX-512"
     fi
     if cpu_has gfni && cpu_has avx2; then
-        forced narrow '--cfg sm4_backend="gfni256" --cfg nhpoly1305_backend="sse2"'
+        narrow='--cfg sm4_backend="gfni256" --cfg nhpoly1305_backend="sse2"'
+        if cpu_has avx512f && cpu_has avx512vl; then
+            # The other AVX-512 ChaCha kernel (the wide run forces "avx512").
+            narrow="$narrow --cfg chacha_backend=\"avx512zmm\""
+        fi
+        forced narrow "$narrow"
     else
         echo "skipping forced gfni256/sse2: this CPU lacks GFNI"
     fi

@@ -44,9 +44,14 @@ pub enum Backend {
     /// x86_64 AVX2: 8 blocks per pass.
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     Avx,
-    /// x86_64 AVX-512F/VL: 16 blocks per pass.
+    /// x86_64 AVX-512F/VL: 16 blocks per pass as two 8-block ymm sets
+    /// (cores that split 512-bit operations in two: Zen 4).
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     Avx512,
+    /// x86_64 AVX-512F/VL: 16 blocks per pass in one zmm set (cores with
+    /// full-width 512-bit units); tails and HChaCha as `Avx512`.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Avx512Zmm,
     /// aarch64 NEON: 4 blocks per pass.
     #[cfg(all(
         target_arch = "aarch64",
@@ -65,6 +70,8 @@ impl Backend {
         Backend::Avx,
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx512,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512Zmm,
         #[cfg(all(
             target_arch = "aarch64",
             target_endian = "little",
@@ -86,7 +93,7 @@ impl Backend {
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Avx => avx2_cpuid::get(),
             #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx512 => avx512_cpuid::get(),
+            Backend::Avx512 | Backend::Avx512Zmm => avx512_cpuid::get(),
             #[cfg(all(
                 target_arch = "aarch64",
                 target_endian = "little",
@@ -97,7 +104,7 @@ impl Backend {
         }
     }
 
-    /// Short name: "soft", "avx", "avx512", "neon".
+    /// Short name: "soft", "avx", "avx512", "avx512zmm", "neon".
     pub fn name(self) -> &'static str {
         match self {
             Backend::Soft => "soft",
@@ -105,6 +112,8 @@ impl Backend {
             Backend::Avx => "avx",
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Avx512 => "avx512",
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx512Zmm => "avx512zmm",
             #[cfg(all(
                 target_arch = "aarch64",
                 target_endian = "little",
@@ -147,6 +156,18 @@ pub(crate) fn detect() -> Backend {
         }
         panic!("chacha: chacha_backend=\"avx512\" forced on a target without it");
     }
+    #[cfg(chacha_backend = "avx512zmm")]
+    {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            assert!(
+                avx512_cpuid::get(),
+                "chacha: chacha_backend=\"avx512zmm\" forced but this CPU lacks AVX-512F/VL"
+            );
+            return Backend::Avx512Zmm;
+        }
+        panic!("chacha: chacha_backend=\"avx512zmm\" forced on a target without it");
+    }
     #[cfg(chacha_backend = "neon")]
     {
         #[cfg(all(
@@ -166,7 +187,11 @@ pub(crate) fn detect() -> Backend {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         if avx512_cpuid::get() {
-            return Backend::Avx512;
+            return if splits_512_bit_ops() {
+                Backend::Avx512
+            } else {
+                Backend::Avx512Zmm
+            };
         }
         if avx2_cpuid::get() {
             return Backend::Avx;
@@ -182,6 +207,38 @@ pub(crate) fn detect() -> Backend {
         return Backend::Neon;
     }
     Backend::Soft
+}
+
+/// Whether this CPU executes 512-bit vector operations as two 256-bit
+/// halves: AMD family 19h (Zen 4). There the two-ymm-set kernel of
+/// [`Backend::Avx512`] runs the rounds faster than one zmm set, which
+/// cannot hide the 2-cycle rotations; on full-width cores (Intel, Zen 5)
+/// the zmm set does twice the work per port slot.
+/// Checked once per process: CPUID traps to the hypervisor in a VM (tens
+/// of microseconds), and XChaCha users build a cipher per message.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn splits_512_bit_ops() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    // 0: not checked yet, 1: no, 2: yes.
+    static SPLITS: AtomicU8 = AtomicU8::new(0);
+    match SPLITS.load(Ordering::Relaxed) {
+        1 => return false,
+        2 => return true,
+        _ => {}
+    }
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86_64 CPU; leaf 0 gives the vendor
+    // and the highest leaf, leaf 1 the family.
+    let (vendor_amd, family) = unsafe {
+        use core::arch::x86_64::__cpuid;
+        let l0 = __cpuid(0);
+        let amd = (l0.ebx, l0.edx, l0.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+        let eax = if l0.eax >= 1 { __cpuid(1).eax } else { 0 };
+        (amd, ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff))
+    };
+    let splits = vendor_amd && family == 0x19;
+    SPLITS.store(if splits { 2 } else { 1 }, Ordering::Relaxed);
+    splits
 }
 
 /// XOR the keystream of blocks `ctr, ctr + 1, ...` into `buf`
@@ -202,7 +259,9 @@ pub(crate) fn xor_blocks(
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx => avx::xor_blocks(state, ctr, legacy, double_rounds, buf),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 => avx512::xor_blocks(state, ctr, legacy, double_rounds, buf),
+        Backend::Avx512 => avx512::xor_blocks::<false>(state, ctr, legacy, double_rounds, buf),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512Zmm => avx512::xor_blocks::<true>(state, ctr, legacy, double_rounds, buf),
         #[cfg(all(
             target_arch = "aarch64",
             target_endian = "little",
@@ -231,7 +290,11 @@ pub(crate) fn xor_blocks_ks(
     match backend {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx512 if buf.len() >= 128 => {
-            avx512::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks)
+            avx512::xor_blocks_ks::<false>(state, ctr, legacy, double_rounds, buf, ks)
+        }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512Zmm if buf.len() >= 128 => {
+            avx512::xor_blocks_ks::<true>(state, ctr, legacy, double_rounds, buf, ks)
         }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx if buf.len() >= 128 => {
@@ -261,7 +324,7 @@ pub(crate) fn hchacha(
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx => avx::hchacha(key, input, double_rounds),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 => avx512::hchacha(key, input, double_rounds),
+        Backend::Avx512 | Backend::Avx512Zmm => avx512::hchacha(key, input, double_rounds),
         #[cfg(all(
             target_arch = "aarch64",
             target_endian = "little",

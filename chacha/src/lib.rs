@@ -138,7 +138,7 @@ pub type XChaCha12 = XChaCha<R12>;
 /// XChaCha8: 192-bit nonce, 8 rounds.
 pub type XChaCha8 = XChaCha<R8>;
 
-/// The name of the backend this CPU runs ("soft", "avx", "avx512", "neon").
+/// The name of the backend this CPU runs ("soft", "avx", "avx512", "avx512zmm", "neon").
 pub fn backend() -> &'static str {
     backends::detect().name()
 }

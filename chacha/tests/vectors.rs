@@ -134,7 +134,7 @@ fn debug_and_names() {
     assert!(!s.contains("07"), "{s}");
     let l = ChaCha20Legacy::new(&[7u8; 32].into(), &[1u8; 8].into());
     assert!(format!("{l:?}").starts_with("ChaCha20Legacy"));
-    assert!(["soft", "avx", "avx512", "neon"].contains(&chacha::backend()));
+    assert!(["soft", "avx", "avx512", "avx512zmm", "neon"].contains(&chacha::backend()));
     assert!(ChaCha20::new_from_slices(&[0u8; 31], &[0u8; 12]).is_err());
     assert!(ChaCha20::new_from_slices(&[0u8; 32], &[0u8; 8]).is_err());
 }
@@ -147,6 +147,8 @@ fn forced_backend_is_used() {
     assert_eq!(chacha::backend(), "avx");
     #[cfg(chacha_backend = "avx512")]
     assert_eq!(chacha::backend(), "avx512");
+    #[cfg(chacha_backend = "avx512zmm")]
+    assert_eq!(chacha::backend(), "avx512zmm");
     #[cfg(chacha_backend = "neon")]
     assert_eq!(chacha::backend(), "neon");
     let c = XChaCha20::new(&[0u8; 32].into(), &[0u8; 24].into());

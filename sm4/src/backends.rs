@@ -133,15 +133,27 @@ cpufeatures::new!(cpu_sm4, "sm4");
 /// GFNI present (CPUID.(EAX=7,ECX=0):ECX[8]); unlike cpufeatures' "gfni"
 /// this does not require the OS to enable zmm state, so AVX2-only CPUs
 /// with GFNI (Alder Lake E-cores, Tremont, Zen 3 has none) are found.
+/// Checked once per process: CPUID traps to the hypervisor in a VM, and
+/// `Sm4::new` asks on every key.
 #[cfg(target_arch = "x86_64")]
 fn has_gfni_bit() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    // 0: not checked yet, 1: no, 2: yes.
+    static GFNI: AtomicU8 = AtomicU8::new(0);
+    match GFNI.load(Ordering::Relaxed) {
+        1 => return false,
+        2 => return true,
+        _ => {}
+    }
     #[allow(unused_unsafe)]
     // SAFETY: the CPUID instruction exists on every x86_64 CPU; leaf 0 says
     // whether leaf 7 exists before we read it.
-    unsafe {
+    let gfni = unsafe {
         use core::arch::x86_64::{__cpuid, __cpuid_count};
         __cpuid(0).eax >= 7 && (__cpuid_count(7, 0).ecx >> 8) & 1 == 1
-    }
+    };
+    GFNI.store(if gfni { 2 } else { 1 }, Ordering::Relaxed);
+    gfni
 }
 
 /// The backend forced at build time by `--cfg sm4_backend="..."`, if any.
