@@ -80,6 +80,10 @@ pub struct Row {
     pub bytes: Vec<usize>,
     /// Best seconds per call, per size column (`None`: not measurable).
     pub secs: Vec<Option<f64>>,
+    /// The core clock estimated just before this row, in Hz (the turbo
+    /// clock of these shared machines moves by several percent within a
+    /// run).
+    pub hz: f64,
 }
 
 impl Row {
@@ -93,7 +97,8 @@ impl Row {
 pub struct Speed {
     /// Options from the command line.
     pub opts: Options,
-    /// Estimated core clock in Hz.
+    /// Estimated core clock in Hz: at the start, then the highest of the
+    /// estimates taken before each row.
     pub hz: f64,
     rows: Vec<Row>,
 }
@@ -162,6 +167,8 @@ impl Speed {
         if peer && self.opts.alg.as_deref().is_some_and(|a| !alg.contains(a)) {
             return;
         }
+        let hz = estimate_hz();
+        self.hz = self.hz.max(hz);
         let mut secs = Vec::new();
         for &size in &self.opts.sizes {
             secs.push(make(size).map(|mut f| time_best(&mut f, self.opts.quick)));
@@ -173,6 +180,7 @@ impl Speed {
             peer,
             bytes: self.opts.sizes.iter().map(|s| s * multiplier).collect(),
             secs,
+            hz,
         };
         eprintln!("measured {} {} {}", row.alg, row.mode, row.backend);
         self.rows.push(row);
@@ -185,13 +193,17 @@ impl Speed {
 
     /// Print the MB/s, cycles/byte and (with peers) ratio tables.
     pub fn print(&self) {
-        let ghz = self.hz / 1e9;
         self.print_table("MB/s (10^6 bytes per second)", |r, i| {
             r.mbps(i).map(|v| format!("{v:.1}"))
         });
+        let ghz = |f: fn(f64, f64) -> f64| self.rows.iter().map(|r| r.hz / 1e9).reduce(f);
+        let range = match (ghz(f64::min), ghz(f64::max)) {
+            (Some(lo), Some(hi)) => format!("{lo:.2}-{hi:.2} GHz"),
+            _ => "-".into(),
+        };
         self.print_table(
-            &format!("cycles/byte (estimated clock {ghz:.2} GHz)"),
-            |r, i| r.secs[i].map(|s| format!("{:.2}", s * self.hz / r.bytes[i] as f64)),
+            &format!("cycles/byte (clock estimated before each row: {range})"),
+            |r, i| r.secs[i].map(|s| format!("{:.2}", s * r.hz / r.bytes[i] as f64)),
         );
         if self.opts.peers {
             self.print_table(
