@@ -31,11 +31,30 @@ const SD: i64 = 0x2c02_0425_1620_40ad_u64 as i64;
 const SD_C: i32 = 0x63;
 const SE: i64 = 0x280f_bcb4_ff84_c11a_u64 as i64;
 const SE_C: i32 = 0x11;
-/// The plain S-box's second step (checked by the unit test only).
-#[cfg(test)]
+/// The plain S-box's second step (the key schedule's S-box).
 const POST: i64 = 0xf3ab_34a9_74a6_b589_u64 as i64;
-#[cfg(test)]
 const POST_C: i32 = 0xd3;
+
+/// The S-box on the four bytes of `x`: two GFNI affine steps.
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+fn sbox_word(x: u32) -> u32 {
+    let v = _mm_cvtsi32_si128(x as i32);
+    let y = _mm_gf2p8affine_epi64_epi8::<PRE_C>(v, _mm_set1_epi64x(PRE));
+    let s = _mm_gf2p8affineinv_epi64_epi8::<POST_C>(y, _mm_set1_epi64x(POST));
+    _mm_cvtsi128_si32(s) as u32
+}
+
+/// The key schedule with the S-box on GFNI (about 6x faster than the
+/// bit-sliced S-box of `soft` on one word; used by `gfni` too).
+///
+/// # Safety
+/// The CPU supports GFNI and AVX2.
+#[target_feature(enable = "gfni,avx2")]
+pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
+    // The closure inherits this function's target features.
+    super::soft::expand_key_with(key, |x| sbox_word(x))
+}
 
 /// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.
 #[inline]
@@ -272,5 +291,20 @@ mod tests {
             }
         }
         assert_eq!(out, crate::backends::soft::tests::SBOX);
+    }
+
+    /// The GFNI key schedule equals the portable one.
+    #[test]
+    fn key_schedule_matches_soft() {
+        if !crate::Backend::Gfni256.is_available() {
+            return;
+        }
+        let mut key = [0u8; 16];
+        for i in 0..64u8 {
+            key = key.map(|b| b.wrapping_mul(31).wrapping_add(i ^ 0x5b));
+            // SAFETY: GFNI and AVX2 checked above.
+            let fast = unsafe { expand_key(&key) };
+            assert_eq!(fast, crate::backends::soft::expand_key(&key));
+        }
     }
 }

@@ -153,6 +153,14 @@ fn l(b: u32) -> u32 {
 
 /// The SM4 key schedule: 32 round keys (the encryption order).
 pub(crate) fn expand_key(key: &[u8; 16]) -> [u32; 32] {
+    expand_key_with(key, tau1)
+}
+
+/// The key schedule with `tau` as the S-box on the four bytes of a word
+/// (backends with an S-box instruction pass theirs; the schedule is a
+/// chain of 32 S-box evaluations, so its speed is that of one word).
+#[inline(always)]
+pub(crate) fn expand_key_with(key: &[u8; 16], tau: impl Fn(u32) -> u32) -> [u32; 32] {
     const CK: [u32; 32] = {
         let mut ck = [0u32; 32];
         let mut i = 0;
@@ -176,7 +184,7 @@ pub(crate) fn expand_key(key: &[u8; 16]) -> [u32; 32] {
     }
     let mut rk = [0u32; 32];
     for (i, rki) in rk.iter_mut().enumerate() {
-        let b = tau1(k[(i + 1) % 4] ^ k[(i + 2) % 4] ^ k[(i + 3) % 4] ^ CK[i]);
+        let b = tau(k[(i + 1) % 4] ^ k[(i + 2) % 4] ^ k[(i + 3) % 4] ^ CK[i]);
         let new = k[i % 4] ^ b ^ b.rotate_left(13) ^ b.rotate_left(23);
         k[i % 4] = new;
         *rki = new;
