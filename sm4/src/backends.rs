@@ -258,6 +258,10 @@ pub(crate) fn expand_key(key: &[u8; 16], b: Backend) -> [u32; 32] {
         // SAFETY: `b` is only `Gfni` or `Gfni256` after `Backend::is_available`
         // found GFNI and AVX2 (`Gfni` requires AVX-512F, which implies AVX2).
         Backend::Gfni | Backend::Gfni256 => unsafe { gfni256::expand_key(key) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `b` is only `Avx` after `Backend::is_available` found AVX2
+        // and AES-NI.
+        Backend::Avx => unsafe { avx::expand_key(key) },
         _ => soft::expand_key(key),
     }
 }

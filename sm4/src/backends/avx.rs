@@ -38,12 +38,10 @@ const PRE_HI: [i8; 16] = nib([
     0x00, 0xdc, 0x2e, 0xf2, 0xc5, 0x19, 0xeb, 0x37, 0x08, 0xd4, 0x26, 0xfa, 0xcd, 0x11, 0xe3, 0x3f,
 ]);
 /// Nibble tables of the output map, applied to the SubBytes result (the
-/// plain S-box, checked by the unit test only).
-#[cfg(test)]
+/// plain S-box: the key schedule's).
 const POST_LO: [i8; 16] = nib([
     0x6c, 0xd4, 0xa6, 0x1e, 0x52, 0xea, 0x98, 0x20, 0x0b, 0xb3, 0xc1, 0x79, 0x35, 0x8d, 0xff, 0x47,
 ]);
-#[cfg(test)]
 const POST_HI: [i8; 16] = nib([
     0x00, 0xe0, 0x50, 0xb0, 0x9d, 0x7d, 0xcd, 0x2d, 0xc0, 0x20, 0x90, 0x70, 0x5d, 0xbd, 0x0d, 0xed,
 ]);
@@ -181,6 +179,26 @@ fn nibble_map128(x: __m128i, lo: &[i8; 16], hi: &[i8; 16]) -> __m128i {
     let l = _mm_and_si128(x, m);
     let h = _mm_and_si128(_mm_srli_epi32::<4>(x), m);
     _mm_xor_si128(_mm_shuffle_epi8(t(lo), l), _mm_shuffle_epi8(t(hi), h))
+}
+
+/// The S-box on the four bytes of `x`: the word is broadcast to all four
+/// columns, so that AESENCLAST's ShiftRows moves nothing.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+fn sbox_word(x: u32) -> u32 {
+    let y = nibble_map128(_mm_set1_epi32(x as i32), &PRE_LO, &PRE_HI);
+    let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
+    _mm_cvtsi128_si32(nibble_map128(z, &POST_LO, &POST_HI)) as u32
+}
+
+/// The key schedule with the S-box through AESENCLAST.
+///
+/// # Safety
+/// The CPU supports AVX2 and AES-NI.
+#[target_feature(enable = "avx2,aes")]
+pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
+    // The closure inherits this function's target features.
+    super::soft::expand_key_with(key, |x| sbox_word(x))
 }
 
 /// One single-block round on the state kept as `X = M1·x`. `y = M1·t + c1`
@@ -437,5 +455,15 @@ mod tests {
             let f = |lo: &[i8; 16], hi: &[i8; 16]| lo[x & 15] ^ hi[x >> 4];
             assert_eq!(f(&SA_LO, &SA_HI), f(&SD_LO, &SD_HI) ^ f(&SE_LO, &SE_HI));
         }
+    }
+
+    /// The AES-NI key schedule equals the portable one.
+    #[test]
+    fn key_schedule_matches_soft() {
+        if !crate::Backend::Avx.is_available() {
+            return;
+        }
+        // SAFETY: AVX2 and AES-NI checked above.
+        crate::backends::soft::tests::check_key_schedule(|k| unsafe { expand_key(k) });
     }
 }

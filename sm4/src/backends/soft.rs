@@ -273,6 +273,16 @@ pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<cr
 
 #[cfg(test)]
 pub(crate) mod tests {
+    /// Check a backend's key schedule against the portable one on 64
+    /// pseudo-random keys.
+    pub(crate) fn check_key_schedule(expand: impl Fn(&[u8; 16]) -> [u32; 32]) {
+        let mut key = [0u8; 16];
+        for i in 0..64u8 {
+            key = key.map(|b| b.wrapping_mul(31).wrapping_add(i ^ 0x5b));
+            assert_eq!(expand(&key), super::expand_key(&key));
+        }
+    }
+
     /// The S-box table of GB/T 32907, only to check the circuit.
     pub(crate) const SBOX: [u8; 256] = [
         0xd6, 0x90, 0xe9, 0xfe, 0xcc, 0xe1, 0x3d, 0xb7, 0x16, 0xb6, 0x14, 0xc2, 0x28, 0xfb, 0x2c,
