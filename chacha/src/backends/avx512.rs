@@ -191,12 +191,14 @@ fn prep16(x: &[__m512i; 16], v: &[__m512i; 16]) -> [__m512i; 16] {
 /// `k + 8` and `k + 12` (those below `n`), XORed into place; `g` points to
 /// the sixteen vectors of [`prep16`].
 ///
+/// With `ks` not null, block `n`'s keystream (if in this group) goes there.
+///
 /// # Safety
-/// `g` valid for 16 vectors; `inp` and `out` valid for `64 * n` bytes;
-/// AVX-512F available.
+/// `g` valid for 16 vectors; `inp` and `out` valid for `64 * n` bytes; `ks`
+/// null or valid for 64 bytes; AVX-512F available.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn emit16(g: *const __m512i, k: usize, inp: *const u8, out: *mut u8, n: usize) {
+unsafe fn emit16(g: *const __m512i, k: usize, inp: *const u8, out: *mut u8, n: usize, ks: *mut u8) {
     // SAFETY: `g` holds 16 vectors (caller); unaligned loads.
     let [a, b, c, d] = unsafe {
         [
@@ -221,17 +223,23 @@ unsafe fn emit16(g: *const __m512i, k: usize, inp: *const u8, out: *mut u8, n: u
         if idx < n {
             // SAFETY: block `idx` < n lies inside the caller's 64 * n bytes.
             unsafe { xor_store512(inp, out, 64 * idx, blk) };
+        } else if idx == n && !ks.is_null() {
+            // SAFETY: a non-null `ks` is valid for 64 bytes (caller).
+            unsafe { _mm512_storeu_si512(ks.cast(), blk) };
         }
     }
 }
 
-/// `n` blocks (`n >= 16`), 16 per zmm pass, software-pipelined: the
+/// `n` blocks (`n >= 1`), 16 per zmm pass, software-pipelined: the
 /// output transpose and stores of one pass run during the first double
 /// rounds of the next, so that the shuffles share the ports with the
-/// rounds' additions instead of running alone. The last pass may be short.
+/// rounds' additions instead of running alone. The last pass may be short;
+/// then, with `ks` not null, the keystream of block `n` goes to `ks`.
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX-512F available.
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX-512F available.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn bulk16(
@@ -242,6 +250,7 @@ unsafe fn bulk16(
     inp: *const u8,
     out: *mut u8,
     n: usize,
+    ks: *mut u8,
 ) {
     // The previous pass's half-transposed output lives in this buffer (in
     // memory, not registers: the rounds need 16 zmm registers and the
@@ -267,7 +276,7 @@ unsafe fn bulk16(
             if prev_n != 0 {
                 // SAFETY: the previous pass's `prev_n` blocks end at
                 // `done` <= n, inside the caller's buffer; `g` is `buf`.
-                unsafe { emit16(g, k, pin, pout, prev_n) };
+                unsafe { emit16(g, k, pin, pout, prev_n, ks) };
             }
         }
         align_loop!();
@@ -294,6 +303,7 @@ unsafe fn bulk16(
                 inp.add(64 * (n - prev_n)),
                 out.add(64 * (n - prev_n)),
                 prev_n,
+                ks,
             )
         };
     }
@@ -1120,10 +1130,11 @@ fn xor_blocks_inner<const ZMM: bool>(
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
-    if ZMM && n >= 16 {
-        i = 16 * (n / 16);
-        // SAFETY: blocks 0..i lie inside the buffer.
-        unsafe { bulk16(s, ctr, legacy, dr, inp, out, i) };
+    if ZMM && (n >= 16 || n % 16 > 8) {
+        // A tail of 9..15 blocks runs as a short last zmm pass.
+        i = if n % 16 > 8 { n } else { n - n % 16 };
+        // SAFETY: blocks 0..i lie inside the buffer; no keystream block.
+        unsafe { bulk16(s, ctr, legacy, dr, inp, out, i, core::ptr::null_mut()) };
     }
     // With the 64-bit counter, the precomputed state holds its high word:
     // only when the low word does not wrap within the message.
@@ -1210,14 +1221,14 @@ pub(crate) fn xor_blocks_ks<const ZMM: bool>(
         unsafe { xor_blocks_inner::<ZMM>(s, ctr, legacy, dr, head) };
     }
     // SAFETY: as above.
-    unsafe { tail_ks(s, ctr.wrapping_add((n - r) as u64), legacy, dr, tail, ks) };
+    unsafe { tail_ks::<ZMM>(s, ctr.wrapping_add((n - r) as u64), legacy, dr, tail, ks) };
     true
 }
 
 /// The last pass of [`xor_blocks_ks`]: `buf` holds `r` blocks, a count
 /// whose pass has a spare lane, which yields the keystream of block `r`.
 #[target_feature(enable = "avx512f,avx512vl")]
-fn tail_ks(
+fn tail_ks<const ZMM: bool>(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -1227,7 +1238,10 @@ fn tail_ks(
 ) {
     let r = buf.len() / 64;
     let (inp, out) = buf.into_raw();
-    if r > 8 {
+    if ZMM && r > 8 {
+        // SAFETY: `r` blocks lie inside the buffer; `ks` holds 64 bytes.
+        unsafe { bulk16(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    } else if r > 8 {
         // SAFETY: `r` blocks lie inside the buffer; `ks` holds 64 bytes.
         unsafe { pass2x8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
     } else {
