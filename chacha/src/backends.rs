@@ -373,6 +373,41 @@ macro_rules! double_round {
     };
 }
 
+/// One double round on a row-layout state `$x: &mut [V; 4]` (rows a, b, c,
+/// d; one block per 128-bit lane), with the given add, xor and rotate
+/// functions and `$shuf`, a `pshufd`-style lane shuffle taking its
+/// immediate as a const generic.
+#[allow(unused_macros)]
+macro_rules! row_double_round {
+    ($x:ident, $add:path, $xor:path, $r16:path, $r12:path, $r8:path, $r7:path, $shuf:ident) => {{
+        let [mut a, mut b, mut c, mut d] = *$x;
+        a = $add(a, b);
+        d = $r16($xor(d, a));
+        c = $add(c, d);
+        b = $r12($xor(b, c));
+        a = $add(a, b);
+        d = $r8($xor(d, a));
+        c = $add(c, d);
+        b = $r7($xor(b, c));
+        // a, c and d move (not b): the shuffles stay off the critical path.
+        a = $shuf::<0x93>(a);
+        c = $shuf::<0x39>(c);
+        d = $shuf::<0x4e>(d);
+        a = $add(a, b);
+        d = $r16($xor(d, a));
+        c = $add(c, d);
+        b = $r12($xor(b, c));
+        a = $add(a, b);
+        d = $r8($xor(d, a));
+        c = $add(c, d);
+        b = $r7($xor(b, c));
+        a = $shuf::<0x39>(a);
+        c = $shuf::<0x93>(c);
+        d = $shuf::<0x4e>(d);
+        *$x = [a, b, c, d];
+    }};
+}
+
 /// Four independent quarter rounds, interleaved step by step.
 #[allow(unused_macros)]
 macro_rules! quarter4 {
@@ -417,4 +452,4 @@ macro_rules! quarter4 {
 }
 
 #[allow(unused_imports)]
-pub(crate) use {double_round, quarter4};
+pub(crate) use {double_round, quarter4, row_double_round};

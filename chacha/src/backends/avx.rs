@@ -519,31 +519,16 @@ pub(super) unsafe fn block1(
 #[inline]
 #[target_feature(enable = "avx2")]
 fn dround_rows2(x: &mut [__m256i; 4]) {
-    let [mut a, mut b, mut c, mut d] = *x;
-    a = add8(a, b);
-    d = r16_8(xor8(d, a));
-    c = add8(c, d);
-    b = r12_8(xor8(b, c));
-    a = add8(a, b);
-    d = r8_8(xor8(d, a));
-    c = add8(c, d);
-    b = r7_8(xor8(b, c));
-    // a, c and d move (not b): the shuffles stay off the critical path.
-    a = _mm256_shuffle_epi32::<0x93>(a);
-    c = _mm256_shuffle_epi32::<0x39>(c);
-    d = _mm256_shuffle_epi32::<0x4e>(d);
-    a = add8(a, b);
-    d = r16_8(xor8(d, a));
-    c = add8(c, d);
-    b = r12_8(xor8(b, c));
-    a = add8(a, b);
-    d = r8_8(xor8(d, a));
-    c = add8(c, d);
-    b = r7_8(xor8(b, c));
-    a = _mm256_shuffle_epi32::<0x39>(a);
-    c = _mm256_shuffle_epi32::<0x93>(c);
-    d = _mm256_shuffle_epi32::<0x4e>(d);
-    *x = [a, b, c, d];
+    super::row_double_round!(
+        x,
+        add8,
+        xor8,
+        r16_8,
+        r12_8,
+        r8_8,
+        r7_8,
+        _mm256_shuffle_epi32
+    );
 }
 
 /// The row-layout short path (`rows`: up to `2 * SETS` blocks, two per ymm

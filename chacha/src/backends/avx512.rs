@@ -1088,34 +1088,104 @@ unsafe fn block1(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
 fn dround_rows2(x: &mut [__m256i; 4]) {
-    let [mut a, mut b, mut c, mut d] = *x;
-    a = add8(a, b);
-    d = r16_8(xor8(d, a));
-    c = add8(c, d);
-    b = r12_8(xor8(b, c));
-    a = add8(a, b);
-    d = r8_8(xor8(d, a));
-    c = add8(c, d);
-    b = r7_8(xor8(b, c));
-    // a, c and d move (not b): the shuffles stay off the critical path.
-    a = _mm256_shuffle_epi32::<0x93>(a);
-    c = _mm256_shuffle_epi32::<0x39>(c);
-    d = _mm256_shuffle_epi32::<0x4e>(d);
-    a = add8(a, b);
-    d = r16_8(xor8(d, a));
-    c = add8(c, d);
-    b = r12_8(xor8(b, c));
-    a = add8(a, b);
-    d = r8_8(xor8(d, a));
-    c = add8(c, d);
-    b = r7_8(xor8(b, c));
-    a = _mm256_shuffle_epi32::<0x39>(a);
-    c = _mm256_shuffle_epi32::<0x93>(c);
-    d = _mm256_shuffle_epi32::<0x4e>(d);
-    *x = [a, b, c, d];
+    super::row_double_round!(
+        x,
+        add8,
+        xor8,
+        r16_8,
+        r12_8,
+        r8_8,
+        r7_8,
+        _mm256_shuffle_epi32
+    );
 }
 
 super::avx::row_layout_fns!("avx512f,avx512vl");
+
+/// [`dround_rows2`] on zmm: four blocks in row layout, one per 128-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn dround_rows4(x: &mut [__m512i; 4]) {
+    super::row_double_round!(
+        x,
+        add16,
+        xor16,
+        r16_16,
+        r12_16,
+        r8_16,
+        r7_16,
+        _mm512_shuffle_epi32
+    );
+}
+
+/// Up to 8 blocks (`n` in 1..=8) in row layout, two independent zmm sets
+/// of four blocks (for `Avx512Zmm`: on cores with two full-width 512-bit
+/// ports this beats the 8-block ymm pass, whose 4-wide steps leave the
+/// ports idle at every half-round boundary); with `ks` not null (and
+/// `n < 8`), block `n`'s keystream goes there.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX-512F/VL available.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn rows_zmm(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+    ks: *mut u8,
+) {
+    // Words 12 and 13 as one 64-bit lane per block, as in `rows`.
+    let mut st = *s;
+    st[12] = ctr as u32;
+    if legacy {
+        st[13] = (ctr >> 32) as u32;
+    }
+    let a = _mm512_broadcast_i32x4(row(s, 0));
+    let b = _mm512_broadcast_i32x4(row(s, 4));
+    let c = _mm512_broadcast_i32x4(row(s, 8));
+    let d = _mm512_broadcast_i32x4(row(&st, 12));
+    let mut v = [[a, b, c, d]; 2];
+    for (k, set) in v.iter_mut().enumerate() {
+        let k = 4 * k as i64;
+        set[3] = _mm512_add_epi64(d, _mm512_setr_epi64(k, 0, k + 1, 0, k + 2, 0, k + 3, 0));
+    }
+    let mut x = v;
+    align_loop!();
+    for _ in 0..dr {
+        dround_rows4(&mut x[0]);
+        dround_rows4(&mut x[1]);
+    }
+    for k in 0..2 {
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| add16(x[k][i], v[k][i]));
+        // Lane j of each row vector belongs to block 4k + j.
+        let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
+        let t1 = _mm512_shuffle_i32x4::<0x44>(c, d);
+        let t2 = _mm512_shuffle_i32x4::<0xee>(a, b);
+        let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
+        let blocks = [
+            _mm512_shuffle_i32x4::<0x88>(t0, t1),
+            _mm512_shuffle_i32x4::<0xdd>(t0, t1),
+            _mm512_shuffle_i32x4::<0x88>(t2, t3),
+            _mm512_shuffle_i32x4::<0xdd>(t2, t3),
+        ];
+        for (j, blk) in blocks.into_iter().enumerate() {
+            let idx = 4 * k + j;
+            if idx < n {
+                // SAFETY: block `idx` < n lies inside the caller's 64 * n bytes.
+                unsafe { xor_store512(inp, out, 64 * idx, blk) };
+            } else if idx == n && !ks.is_null() {
+                // SAFETY: a non-null `ks` is valid for 64 bytes (caller).
+                unsafe { _mm512_storeu_si512(ks.cast(), blk) };
+            }
+        }
+    }
+}
 
 /// The blocks of `buf`: full 16-block passes on the zmm kernel (`ZMM`) or
 /// the two-ymm-set kernel, then the tail.
@@ -1163,6 +1233,9 @@ fn xor_blocks_inner<const ZMM: bool>(
     if r > 8 {
         // SAFETY: blocks i..n lie inside the buffer.
         unsafe { pass2x8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
+    } else if ZMM && r > 4 {
+        // SAFETY: blocks i..n lie inside the buffer.
+        unsafe { rows_zmm(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r > 4 {
         // SAFETY: blocks i..n lie inside the buffer.
         unsafe { pass8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
@@ -1244,6 +1317,9 @@ fn tail_ks<const ZMM: bool>(
     } else if r > 8 {
         // SAFETY: `r` blocks lie inside the buffer; `ks` holds 64 bytes.
         unsafe { pass2x8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    } else if ZMM {
+        // SAFETY: `r` (< 8) blocks lie inside the buffer; `ks` holds 64 bytes.
+        unsafe { rows_zmm(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
     } else {
         // SAFETY: `r` (< 8) blocks lie inside the buffer; `ks` holds 64 bytes.
         unsafe { pass8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
