@@ -122,8 +122,7 @@ macro_rules! round {
             asm!(
                 "add {h:e}, dword ptr [{p} + {wo}]",
                 "rorx {t0:e}, {a:e}, 20",
-                "lea {t1:e}, [{t0:r} + {tc}]",
-                "add {t1:e}, {e:e}",
+                "lea {t1:e}, [{t0:r} + {e:r} + {tc}]",
                 "rorx {t1:e}, {t1:e}, 25",
                 "mov {t2:e}, {f:e}",
                 "xor {t2:e}, {g:e}",
@@ -163,8 +162,7 @@ macro_rules! round {
             asm!(
                 "add {h:e}, dword ptr [{p} + {wo}]",
                 "rorx {t0:e}, {a:e}, 20",
-                "lea {t1:e}, [{t0:r} + {tc}]",
-                "add {t1:e}, {e:e}",
+                "lea {t1:e}, [{t0:r} + {e:r} + {tc}]",
                 "rorx {t1:e}, {t1:e}, 25",
                 "andn {t2:e}, {e:e}, {g:e}",
                 "add {h:e}, {t2:e}",
