@@ -108,86 +108,46 @@ fn store4(dst: &mut [u32], v: __m128i) {
 const WP: usize = 4 * 68;
 
 /// One round in assembly, so that the instructions of the critical path
-/// (through `E`) come first and the scheduler, which favours the oldest
-/// ready instruction, does not delay them behind off-path work. Register
-/// renaming as in `soft::round`: `d` becomes the new `A`, `h` the new `E`,
-/// `b` and `f` are rotated in place. `W_j` and `W'_j` are read from `buf`.
+/// (through `E` and `A`) come first and the scheduler, which favours the
+/// oldest ready instruction, does not delay them behind off-path work.
+/// Register renaming as in `soft::round`: `d` becomes the new `A`, `h` the
+/// new `E`; `b` and `f` come back rotated (`rol9`, `rol19`). Their
+/// unrotated values die in this round, so their registers serve as the
+/// scratch of `FF` and `GG` and the rotations go to fresh registers, which
+/// saves the `mov`s that copying them would need. `W_j` and `W'_j` are read
+/// from `buf`.
 macro_rules! round {
-    (lo, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
+    ($ff:ident, $gg:ident, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
      $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
         // SAFETY: register arithmetic plus two 4-byte loads inside `buf`
         // (`W_j` at 4j, `W'_j` at WP + 4j, j < 64); BMI1/BMI2 are enabled
-        // on this function and were checked at construction.
+        // on the calling function and were checked at construction.
         unsafe {
             asm!(
+                // SS1 = rol7(rol12(A) + E + T_j); TT2 = H + W_j + GG + SS1.
+                // The 64-bit `lea` ignores that the registers' upper halves
+                // are undefined: the low 32 bits of a sum depend only on
+                // the low 32 bits of its terms.
                 "add {h:e}, dword ptr [{p} + {wo}]",
                 "rorx {t0:e}, {a:e}, 20",
                 "lea {t1:e}, [{t0:r} + {e:r} + {tc}]",
                 "rorx {t1:e}, {t1:e}, 25",
-                "mov {t2:e}, {f:e}",
-                "xor {t2:e}, {g:e}",
-                "xor {t2:e}, {e:e}",
-                "add {h:e}, {t2:e}",
+                $gg!(),
                 "add {h:e}, {t1:e}",
+                // SS2 = SS1 ^ rol12(A); E = P0(TT2).
                 "xor {t0:e}, {t1:e}",
                 "rorx {t2:e}, {h:e}, 15",
                 "rorx {t1:e}, {h:e}, 23",
                 "xor {t1:e}, {t2:e}",
                 "xor {h:e}, {t1:e}",
+                // A = D + W'_j + FF + SS2.
                 "add {d:e}, dword ptr [{p} + {wpo}]",
-                "mov {t1:e}, {b:e}",
-                "xor {t1:e}, {c:e}",
-                "xor {t1:e}, {a:e}",
-                "add {d:e}, {t1:e}",
+                $ff!(),
                 "add {d:e}, {t0:e}",
-                "rorx {b:e}, {b:e}, 23",
-                "rorx {f:e}, {f:e}, 13",
-                a = in(reg) $a, b = inout(reg) $b, c = in(reg) $c, d = inout(reg) $d,
-                e = in(reg) $e, f = inout(reg) $f, g = in(reg) $g, h = inout(reg) $h,
-                p = in(reg) $buf.as_ptr(),
-                t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _,
-                tc = const T[$j] as i32,
-                wo = const 4 * $j,
-                wpo = const WP + 4 * $j,
-                options(pure, readonly, nostack)
-            )
-        }
-    };
-    (hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
-     $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
-        // SAFETY: register arithmetic plus two 4-byte loads inside `buf`
-        // (`W_j` at 4j, `W'_j` at WP + 4j, j < 64); BMI1/BMI2 are enabled
-        // on this function and were checked at construction.
-        unsafe {
-            asm!(
-                "add {h:e}, dword ptr [{p} + {wo}]",
-                "rorx {t0:e}, {a:e}, 20",
-                "lea {t1:e}, [{t0:r} + {e:r} + {tc}]",
-                "rorx {t1:e}, {t1:e}, 25",
-                "andn {t2:e}, {e:e}, {g:e}",
-                "add {h:e}, {t2:e}",
-                "mov {t2:e}, {f:e}",
-                "and {t2:e}, {e:e}",
-                "add {h:e}, {t2:e}",
-                "add {h:e}, {t1:e}",
-                "xor {t0:e}, {t1:e}",
-                "rorx {t2:e}, {h:e}, 15",
-                "rorx {t1:e}, {h:e}, 23",
-                "xor {t1:e}, {t2:e}",
-                "xor {h:e}, {t1:e}",
-                "add {d:e}, dword ptr [{p} + {wpo}]",
-                "mov {t1:e}, {b:e}",
-                "or {t1:e}, {c:e}",
-                "and {t1:e}, {a:e}",
-                "mov {t2:e}, {b:e}",
-                "and {t2:e}, {c:e}",
-                "or {t1:e}, {t2:e}",
-                "add {d:e}, {t1:e}",
-                "add {d:e}, {t0:e}",
-                "rorx {b:e}, {b:e}, 23",
-                "rorx {f:e}, {f:e}, 13",
-                a = in(reg) $a, b = inout(reg) $b, c = in(reg) $c, d = inout(reg) $d,
-                e = in(reg) $e, f = inout(reg) $f, g = in(reg) $g, h = inout(reg) $h,
+                a = in(reg) $a, b = inout(reg) $b => _, c = in(reg) $c,
+                d = inout(reg) $d, e = in(reg) $e, f = inout(reg) $f => _,
+                g = in(reg) $g, h = inout(reg) $h,
+                rb = out(reg) $b, rf = out(reg) $f,
                 p = in(reg) $buf.as_ptr(),
                 t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _,
                 tc = const T[$j] as i32,
@@ -199,10 +159,67 @@ macro_rules! round {
     };
 }
 
+/// `GG_j` for rounds 0..16 (`E ^ F ^ G`), added into `h`; `f` is rotated
+/// into `rf` first and then used as scratch.
+macro_rules! gg_lo {
+    () => {
+        concat!(
+            "rorx {rf:e}, {f:e}, 13\n",
+            "xor {f:e}, {g:e}\n",
+            "xor {f:e}, {e:e}\n",
+            "add {h:e}, {f:e}",
+        )
+    };
+}
+
+/// `GG_j` for rounds 16..64 (`(E & F) | (!E & G)`, the two halves
+/// disjoint, so each is added), added into `h`.
+macro_rules! gg_hi {
+    () => {
+        concat!(
+            "rorx {rf:e}, {f:e}, 13\n",
+            "andn {t2:e}, {e:e}, {g:e}\n",
+            "and {f:e}, {e:e}\n",
+            "add {h:e}, {t2:e}\n",
+            "add {h:e}, {f:e}",
+        )
+    };
+}
+
+/// `FF_j` for rounds 0..16 (`A ^ B ^ C`), added into `d`; `b` is rotated
+/// into `rb` first and then used as scratch.
+macro_rules! ff_lo {
+    () => {
+        concat!(
+            "rorx {rb:e}, {b:e}, 23\n",
+            "xor {b:e}, {c:e}\n",
+            "xor {b:e}, {a:e}\n",
+            "add {d:e}, {b:e}",
+        )
+    };
+}
+
+/// `FF_j` for rounds 16..64, the majority of `A`, `B`, `C`: where `A` and
+/// `C` agree it is `A & C`, elsewhere `B`, so it is
+/// `(B & (A ^ C)) + (A & C)` with `A & C = !(A ^ C) & A`.
+macro_rules! ff_hi {
+    () => {
+        concat!(
+            "rorx {rb:e}, {b:e}, 23\n",
+            "mov {t1:e}, {a:e}\n",
+            "xor {t1:e}, {c:e}\n",
+            "and {b:e}, {t1:e}\n",
+            "andn {t1:e}, {t1:e}, {a:e}\n",
+            "add {d:e}, {b:e}\n",
+            "add {d:e}, {t1:e}",
+        )
+    };
+}
+
 /// Rounds `j..j + 4`, after computing `W[j + 16..j + 20]` (and the `W'`
 /// words it completes) with the vector unit.
 macro_rules! four {
-    ($expand4:ident, $hi:ident, $j:literal, $buf:ident, $x:ident, [$a:ident, $b:ident, $c:ident, $d:ident,
+    ($expand4:ident, $ff:ident, $gg:ident, $j:literal, $buf:ident, $x:ident, [$a:ident, $b:ident, $c:ident, $d:ident,
      $e:ident, $f:ident, $g:ident, $h:ident]) => {
         if $j + 16 < 68 {
             let x4 = $expand4($x[0], $x[1], $x[2], $x[3]);
@@ -210,10 +227,10 @@ macro_rules! four {
             store4(&mut $buf[68 + $j + 12..], _mm_xor_si128($x[3], x4));
             $x = [$x[1], $x[2], $x[3], x4];
         }
-        round!($hi, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
-        round!($hi, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
-        round!($hi, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
-        round!($hi, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
+        round!($ff, $gg, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
+        round!($ff, $gg, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
+        round!($ff, $gg, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
+        round!($ff, $gg, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
     };
 }
 
@@ -238,22 +255,22 @@ macro_rules! compress_body {
             }
             let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *$state;
             let v = [a, b, c, d, e, f, g, h];
-            four!($expand4, lo, 0, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, lo, 4, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, lo, 8, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, lo, 12, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 16, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 20, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 24, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 28, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 32, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 36, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 40, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 44, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 48, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 52, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 56, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, hi, 60, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_lo, gg_lo, 0, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_lo, gg_lo, 4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_lo, gg_lo, 8, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_lo, gg_lo, 12, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 16, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 20, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 24, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 28, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 32, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 36, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 40, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 44, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 48, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 52, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 56, buf, x, [a, b, c, d, e, f, g, h]);
+            four!($expand4, ff_hi, gg_hi, 60, buf, x, [a, b, c, d, e, f, g, h]);
             let _ = x;
             for ((s, v0), v) in $state.iter_mut().zip(v).zip([a, b, c, d, e, f, g, h]) {
                 *s = v0 ^ v;
