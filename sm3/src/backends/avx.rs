@@ -125,12 +125,9 @@ macro_rules! round {
         unsafe {
             asm!(
                 // SS1 = rol7(rol12(A) + E + T_j); TT2 = H + W_j + GG + SS1.
-                // The 64-bit `lea` ignores that the registers' upper halves
-                // are undefined: the low 32 bits of a sum depend only on
-                // the low 32 bits of its terms.
                 "add {h:e}, dword ptr [{p} + {wo}]",
                 "rorx {t0:e}, {a:e}, 20",
-                "lea {t1:e}, [{t0:r} + {e:r} + {tc}]",
+                ss1_sum!($gg),
                 "rorx {t1:e}, {t1:e}, 25",
                 $gg!(),
                 "add {h:e}, {t1:e}",
@@ -156,6 +153,24 @@ macro_rules! round {
                 options(pure, readonly, nostack)
             )
         }
+    };
+}
+
+/// `rol12(A) + E + T_j` into `t1`. From `E` to `TT2`, rounds 16..64 wait
+/// for the two halves of `GG` (one cycle after `E`) and their two additions,
+/// so `SS1` has a cycle to spare there and one 3-component `lea` does the
+/// sum (one instruction fewer; 1 cycle on Golden Cove, measured, but
+/// 3-component `lea` has been slower on other cores, and there the slack
+/// absorbs it). Rounds 0..16 have no slack: `T_j` is added first, off the
+/// path of `E`. The 64-bit `lea` ignores that the registers' upper halves are
+/// undefined: the low 32 bits of a sum depend only on the low 32 bits of
+/// its terms.
+macro_rules! ss1_sum {
+    (gg_lo) => {
+        concat!("lea {t1:e}, [{t0:r} + {tc}]\n", "add {t1:e}, {e:e}",)
+    };
+    (gg_hi) => {
+        "lea {t1:e}, [{t0:r} + {e:r} + {tc}]"
     };
 }
 
