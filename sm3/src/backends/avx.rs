@@ -215,17 +215,17 @@ macro_rules! ff_lo {
 }
 
 /// `FF_j` for rounds 16..64, the majority of `A`, `B`, `C`: where `A` and
-/// `C` agree it is `A & C`, elsewhere `B`, so it is
-/// `(B & (A ^ C)) + (A & C)` with `A & C = !(A ^ C) & A`.
+/// `C` agree it is `C`, elsewhere `B`, so it is `C ^ ((A ^ C) & (B ^ C))`
+/// (four logic instructions and one addition into `d`).
 macro_rules! ff_hi {
     () => {
         concat!(
             "rorx {rb:e}, {b:e}, 23\n",
             "mov {t1:e}, {a:e}\n",
             "xor {t1:e}, {c:e}\n",
-            "and {b:e}, {t1:e}\n",
-            "andn {t1:e}, {t1:e}, {a:e}\n",
-            "add {d:e}, {b:e}\n",
+            "xor {b:e}, {c:e}\n",
+            "and {t1:e}, {b:e}\n",
+            "xor {t1:e}, {c:e}\n",
             "add {d:e}, {t1:e}",
         )
     };
