@@ -33,6 +33,8 @@ compile_error!("sm3: sm3_backend=\"neon\"/\"sm3ce\" needs an aarch64 target");
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpu_avx_bmi2, "avx", "bmi1", "bmi2");
 #[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpu_avx512vl, "avx512f", "avx512vl", "avx", "bmi1", "bmi2");
+#[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpu_avx2, "avx2");
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpu_avx512, "avx512f", "avx512bw");
@@ -49,6 +51,10 @@ pub enum Backend {
     /// x86_64: message expansion with AVX, rounds with BMI2 `rorx`/`andn`.
     #[cfg(target_arch = "x86_64")]
     Avx,
+    /// x86_64: as `Avx`, with the message expansion's rotations and
+    /// three-input XORs in single AVX-512VL instructions.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vl,
     /// aarch64: message expansion with NEON, scalar rounds.
     #[cfg(target_arch = "aarch64")]
     Neon,
@@ -61,6 +67,8 @@ const ALL: &[Backend] = &[
     Backend::Soft,
     #[cfg(target_arch = "x86_64")]
     Backend::Avx,
+    #[cfg(target_arch = "x86_64")]
+    Backend::Avx512Vl,
     #[cfg(target_arch = "aarch64")]
     Backend::Neon,
     #[cfg(target_arch = "aarch64")]
@@ -74,6 +82,8 @@ impl Backend {
             Backend::Soft => "soft",
             #[cfg(target_arch = "x86_64")]
             Backend::Avx => "avx",
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Vl => "avx512vl",
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => "neon",
             #[cfg(target_arch = "aarch64")]
@@ -87,6 +97,8 @@ impl Backend {
             Backend::Soft => true,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx => cpu_avx_bmi2::get(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Vl => cpu_avx512vl::get(),
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => cfg!(target_feature = "neon"),
             #[cfg(target_arch = "aarch64")]
@@ -107,6 +119,8 @@ impl Backend {
             Backend::Soft => soft::compress(state, blocks),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx => avx::compress(state, blocks),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Vl => avx::compress_avx512vl(state, blocks),
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => neon::compress(state, blocks),
             #[cfg(target_arch = "aarch64")]
@@ -125,14 +139,18 @@ pub(crate) fn detect() -> Backend {
     #[cfg(sm3_backend = "soft")]
     return Backend::Soft;
 
-    #[cfg(all(
-        target_arch = "x86_64",
-        any(sm3_backend = "avx", sm3_backend = "avx512")
-    ))]
+    #[cfg(all(target_arch = "x86_64", sm3_backend = "avx"))]
     return if cpu_avx_bmi2::get() {
         Backend::Avx
     } else {
         forced_missing("avx")
+    };
+
+    #[cfg(all(target_arch = "x86_64", sm3_backend = "avx512"))]
+    return if cpu_avx512vl::get() {
+        Backend::Avx512Vl
+    } else {
+        forced_missing("avx512")
     };
 
     #[cfg(all(target_arch = "aarch64", sm3_backend = "neon"))]
@@ -151,8 +169,13 @@ pub(crate) fn detect() -> Backend {
             return Backend::Soft;
         }
         #[cfg(target_arch = "x86_64")]
-        if cpu_avx_bmi2::get() {
-            return Backend::Avx;
+        {
+            if cpu_avx512vl::get() {
+                return Backend::Avx512Vl;
+            }
+            if cpu_avx_bmi2::get() {
+                return Backend::Avx;
+            }
         }
         #[cfg(target_arch = "aarch64")]
         {

@@ -169,7 +169,7 @@ impl Sm3 {
 }
 
 /// The name of the SM3 backend this CPU runs for one message: `"soft"`,
-/// `"avx"`, `"neon"` or `"sm3ce"`.
+/// `"avx"`, `"avx512vl"`, `"neon"` or `"sm3ce"`.
 pub fn backend() -> &'static str {
     backends::detect().name()
 }
