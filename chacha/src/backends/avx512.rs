@@ -18,65 +18,63 @@ use cipher::inout::InOutBuf;
 use super::avx::{transpose8, xor_store128, xor_store256};
 use super::double_round;
 
-// ---------------------------------------------------------------- ymm ops
+// ---------------------------------------------------------------- lane ops
 
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn add8(a: __m256i, b: __m256i) -> __m256i {
-    _mm256_add_epi32(a, b)
+/// The add and rotate-left-by-16/12/8/7 functions of one vector width
+/// (`vprold` rotations), under the given names and target features.
+macro_rules! lane_ops {
+    ($feat:literal, $ty:ty, $add:ident = $addf:ident, $rol:ident,
+     [$r16:ident, $r12:ident, $r8:ident, $r7:ident]) => {
+        #[inline]
+        #[target_feature(enable = $feat)]
+        fn $add(a: $ty, b: $ty) -> $ty {
+            $addf(a, b)
+        }
+        lane_ops!(@rol $feat, $ty, $rol, $r16, 16);
+        lane_ops!(@rol $feat, $ty, $rol, $r12, 12);
+        lane_ops!(@rol $feat, $ty, $rol, $r8, 8);
+        lane_ops!(@rol $feat, $ty, $rol, $r7, 7);
+    };
+    (@rol $feat:literal, $ty:ty, $rol:ident, $name:ident, $k:literal) => {
+        #[inline]
+        #[target_feature(enable = $feat)]
+        fn $name(a: $ty) -> $ty {
+            $rol::<$k>(a)
+        }
+    };
 }
+
+lane_ops!(
+    "avx512f,avx512vl",
+    __m256i,
+    add8 = _mm256_add_epi32,
+    _mm256_rol_epi32,
+    [r16_8, r12_8, r8_8, r7_8]
+);
+lane_ops!(
+    "avx512f,avx512vl",
+    __m128i,
+    add4 = _mm_add_epi32,
+    _mm_rol_epi32,
+    [r16_4, r12_4, r8_4, r7_4]
+);
+lane_ops!(
+    "avx512f",
+    __m512i,
+    add16 = _mm512_add_epi32,
+    _mm512_rol_epi32,
+    [r16_16, r12_16, r8_16, r7_16]
+);
+
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
 fn xor8(a: __m256i, b: __m256i) -> __m256i {
     _mm256_xor_si256(a, b)
 }
 #[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r16_8(a: __m256i) -> __m256i {
-    _mm256_rol_epi32::<16>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r12_8(a: __m256i) -> __m256i {
-    _mm256_rol_epi32::<12>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r8_8(a: __m256i) -> __m256i {
-    _mm256_rol_epi32::<8>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r7_8(a: __m256i) -> __m256i {
-    _mm256_rol_epi32::<7>(a)
-}
-
-// ---------------------------------------------------------------- xmm ops
-
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn add4(a: __m128i, b: __m128i) -> __m128i {
-    _mm_add_epi32(a, b)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r16_4(a: __m128i) -> __m128i {
-    _mm_rol_epi32::<16>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r12_4(a: __m128i) -> __m128i {
-    _mm_rol_epi32::<12>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r8_4(a: __m128i) -> __m128i {
-    _mm_rol_epi32::<8>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn r7_4(a: __m128i) -> __m128i {
-    _mm_rol_epi32::<7>(a)
+#[target_feature(enable = "avx512f")]
+fn xor16(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_xor_si512(a, b)
 }
 
 // ------------------------------------------- zmm bulk (full-width cores)
@@ -85,37 +83,6 @@ fn r7_4(a: __m128i) -> __m128i {
 // Lake on, with two zmm ports) run one 16-block zmm set faster than two
 // 8-block ymm sets: the rounds are throughput-bound there, and a zmm
 // operation does twice the work of a ymm one for the same port slot.
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn add16(a: __m512i, b: __m512i) -> __m512i {
-    _mm512_add_epi32(a, b)
-}
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn xor16(a: __m512i, b: __m512i) -> __m512i {
-    _mm512_xor_si512(a, b)
-}
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn r16_16(a: __m512i) -> __m512i {
-    _mm512_rol_epi32::<16>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn r12_16(a: __m512i) -> __m512i {
-    _mm512_rol_epi32::<12>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn r8_16(a: __m512i) -> __m512i {
-    _mm512_rol_epi32::<8>(a)
-}
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn r7_16(a: __m512i) -> __m512i {
-    _mm512_rol_epi32::<7>(a)
-}
 
 #[inline]
 #[target_feature(enable = "avx512f")]
@@ -208,25 +175,45 @@ unsafe fn emit16(g: *const __m512i, k: usize, inp: *const u8, out: *mut u8, n: u
             _mm512_loadu_si512(g.add(12 + k).cast()),
         ]
     };
+    for (j, blk) in transpose_lanes(a, b, c, d).into_iter().enumerate() {
+        // SAFETY: forwarded from the caller.
+        unsafe { put_block(inp, out, 4 * j + k, n, ks, blk) };
+    }
+}
+
+/// The 4×4 transpose of 128-bit lanes: lane `j` of `a`, `b`, `c`, `d` (the
+/// four rows of one block) become vector `j`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn transpose_lanes(a: __m512i, b: __m512i, c: __m512i, d: __m512i) -> [__m512i; 4] {
     let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
     let t1 = _mm512_shuffle_i32x4::<0x44>(c, d);
     let t2 = _mm512_shuffle_i32x4::<0xee>(a, b);
     let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
-    let blocks = [
+    [
         _mm512_shuffle_i32x4::<0x88>(t0, t1),
         _mm512_shuffle_i32x4::<0xdd>(t0, t1),
         _mm512_shuffle_i32x4::<0x88>(t2, t3),
         _mm512_shuffle_i32x4::<0xdd>(t2, t3),
-    ];
-    for (j, blk) in blocks.into_iter().enumerate() {
-        let idx = 4 * j + k;
-        if idx < n {
-            // SAFETY: block `idx` < n lies inside the caller's 64 * n bytes.
-            unsafe { xor_store512(inp, out, 64 * idx, blk) };
-        } else if idx == n && !ks.is_null() {
-            // SAFETY: a non-null `ks` is valid for 64 bytes (caller).
-            unsafe { _mm512_storeu_si512(ks.cast(), blk) };
-        }
+    ]
+}
+
+/// Keystream block `idx` of a pass of `n` blocks: XORed into place if
+/// `idx < n`; if `idx == n` and `ks` is not null, stored to `ks` (the
+/// spare lane's keystream for a partial last block); otherwise dropped.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX-512F available.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn put_block(inp: *const u8, out: *mut u8, idx: usize, n: usize, ks: *mut u8, blk: __m512i) {
+    if idx < n {
+        // SAFETY: block `idx` < n lies inside the caller's 64 * n bytes.
+        unsafe { xor_store512(inp, out, 64 * idx, blk) };
+    } else if idx == n && !ks.is_null() {
+        // SAFETY: a non-null `ks` is valid for 64 bytes (caller).
+        unsafe { _mm512_storeu_si512(ks.cast(), blk) };
     }
 }
 
@@ -1164,25 +1151,9 @@ unsafe fn rows_zmm(
     for k in 0..2 {
         let [a, b, c, d] = [0, 1, 2, 3].map(|i| add16(x[k][i], v[k][i]));
         // Lane j of each row vector belongs to block 4k + j.
-        let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
-        let t1 = _mm512_shuffle_i32x4::<0x44>(c, d);
-        let t2 = _mm512_shuffle_i32x4::<0xee>(a, b);
-        let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
-        let blocks = [
-            _mm512_shuffle_i32x4::<0x88>(t0, t1),
-            _mm512_shuffle_i32x4::<0xdd>(t0, t1),
-            _mm512_shuffle_i32x4::<0x88>(t2, t3),
-            _mm512_shuffle_i32x4::<0xdd>(t2, t3),
-        ];
-        for (j, blk) in blocks.into_iter().enumerate() {
-            let idx = 4 * k + j;
-            if idx < n {
-                // SAFETY: block `idx` < n lies inside the caller's 64 * n bytes.
-                unsafe { xor_store512(inp, out, 64 * idx, blk) };
-            } else if idx == n && !ks.is_null() {
-                // SAFETY: a non-null `ks` is valid for 64 bytes (caller).
-                unsafe { _mm512_storeu_si512(ks.cast(), blk) };
-            }
+        for (j, blk) in transpose_lanes(a, b, c, d).into_iter().enumerate() {
+            // SAFETY: forwarded from the caller.
+            unsafe { put_block(inp, out, 4 * k + j, n, ks, blk) };
         }
     }
 }
