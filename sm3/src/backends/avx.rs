@@ -107,96 +107,140 @@ fn store4(dst: &mut [u32], v: __m128i) {
 /// Byte offset of `W'_0` in the word buffer (`W` comes first, 68 words).
 const WP: usize = 4 * 68;
 
-/// One round in assembly, so that the instructions of the critical path
-/// (through `E` and `A`) come first and the scheduler, which favours the
-/// oldest ready instruction, does not delay them behind off-path work.
-/// Register renaming as in `soft::round`: `d` becomes the new `A`, `h` the
-/// new `E`; `b` and `f` come back rotated (`rol9`, `rol19`). Their
-/// unrotated values die in this round, so their registers serve as the
-/// scratch of `FF` and `GG` and the rotations go to fresh registers, which
-/// saves the `mov`s that copying them would need. `W_j` and `W'_j` are read
-/// from `buf`.
+/// One round in assembly. Register renaming as in `soft::round`: `d`
+/// becomes the new `A`, `h` the new `E`; `b` and `f` come back rotated
+/// (`rol9`, `rol19`). Their unrotated values die in this round, so their
+/// registers serve as scratch and the rotations go to fresh registers,
+/// which saves the `mov`s that copying them would need. `W_j` and `W'_j`
+/// are read from `buf`.
+///
+/// The kinds: `lo` (rounds 0..15) and `hi_last` (round 63) are whole
+/// rounds. `lo_hi` (round 15) and `hi` (16..63) also prepare the next
+/// round's `H + W + GG` in `g` (see [`gg_next`]), which `hi` rounds then
+/// find in `h`.
+///
+/// The order of the instructions matters on Intel cores, which bind each
+/// instruction to an execution port when it is renamed: measured in
+/// isolation on Golden Cove, the rounds 16..64 in this order (`SS1`, the
+/// rotations of `P0`, then all of `A`, then the rest of `E`) take 7.1-7.3
+/// cycles, against 7.9 with `A` last, although the path from `E` to `E`
+/// is 6 cycles in both.
 macro_rules! round {
-    ($ff:ident, $gg:ident, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
-     $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
-        // SAFETY: register arithmetic plus two 4-byte loads inside `buf`
-        // (`W_j` at 4j, `W'_j` at WP + 4j, j < 64); BMI1/BMI2 are enabled
-        // on the calling function and were checked at construction.
+    (lo, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre_lo!(), ff_lo!(), "xor {h:e}, {t1:e}", $j, $a, $b, $c, $d, $e, $f, $h, $buf,
+            g = in(reg) $g, wo = const 4 * $j,)
+    };
+    (lo_hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre_lo!(), ff_lo!(), gg_next!(), $j, $a, $b, $c, $d, $e, $f, $h, $buf,
+            g = inout(reg) $g, wo = const 4 * $j, wn = const 4 * ($j + 1),)
+    };
+    (hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre_hi!(), ff_hi!(), concat!("rorx {rf:e}, {f:e}, 13\n", gg_next!()),
+            $j, $a, $b, $c, $d, $e, $f, $h, $buf,
+            g = inout(reg) $g, wn = const 4 * ($j + 1),)
+    };
+    (hi_last, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre_hi!(), ff_hi!(), "xor {h:e}, {t1:e}\nrorx {rf:e}, {f:e}, 13",
+            $j, $a, $b, $c, $d, $e, $f, $h, $buf,)
+    };
+}
+
+/// The `asm!` of one round: `$pre` up to `TT2` (in `h`) and `SS2` (in
+/// `t0`), the two rotations of `P0(TT2)` XORed into `t1`, then `A = D +
+/// W'_j + FF + SS2`, then `$post`, which ends `E = TT2 ^ t1`. `$extra`
+/// are the operands that differ between the kinds (`g`, and the offsets of
+/// `W_j` and `W_{j+1}`).
+macro_rules! round_asm {
+    ($pre:expr, $ff:expr, $post:expr, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident,
+     $e:ident, $f:ident, $h:ident, $buf:expr, $($extra:tt)*) => {
+        // SAFETY: register arithmetic plus 4-byte loads inside `buf` (`W_j`
+        // at 4j, `W_{j+1}` at 4j + 4 with j < 63, `W'_j` at WP + 4j, j <
+        // 64); BMI1/BMI2 are enabled on the calling function and were
+        // checked at construction.
         unsafe {
             asm!(
-                // SS1 = rol7(rol12(A) + E + T_j); TT2 = H + W_j + GG + SS1.
-                "add {h:e}, dword ptr [{p} + {wo}]",
-                "rorx {t0:e}, {a:e}, 20",
-                ss1_sum!($gg),
-                "rorx {t1:e}, {t1:e}, 25",
-                $gg!(),
-                "add {h:e}, {t1:e}",
-                // SS2 = SS1 ^ rol12(A); E = P0(TT2).
-                "xor {t0:e}, {t1:e}",
+                $pre,
                 "rorx {t2:e}, {h:e}, 15",
                 "rorx {t1:e}, {h:e}, 23",
                 "xor {t1:e}, {t2:e}",
-                "xor {h:e}, {t1:e}",
-                // A = D + W'_j + FF + SS2.
                 "add {d:e}, dword ptr [{p} + {wpo}]",
-                $ff!(),
+                $ff,
                 "add {d:e}, {t0:e}",
+                $post,
                 a = in(reg) $a, b = inout(reg) $b => _, c = in(reg) $c,
                 d = inout(reg) $d, e = in(reg) $e, f = inout(reg) $f => _,
-                g = in(reg) $g, h = inout(reg) $h,
+                h = inout(reg) $h,
                 rb = out(reg) $b, rf = out(reg) $f,
                 p = in(reg) $buf.as_ptr(),
                 t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _,
                 tc = const T[$j] as i32,
-                wo = const 4 * $j,
                 wpo = const WP + 4 * $j,
+                $($extra)*
                 options(pure, readonly, nostack)
             )
         }
     };
 }
 
-/// `rol12(A) + E + T_j` into `t1`. From `E` to `TT2`, rounds 16..64 wait
-/// for the two halves of `GG` (one cycle after `E`) and their two additions,
-/// so `SS1` has a cycle to spare there and one 3-component `lea` does the
-/// sum (one instruction fewer; 1 cycle on Golden Cove, measured, but
-/// 3-component `lea` has been slower on other cores, and there the slack
-/// absorbs it). Rounds 0..16 have no slack: `T_j` is added first, off the
-/// path of `E`. The 64-bit `lea` ignores that the registers' upper halves are
-/// undefined: the low 32 bits of a sum depend only on the low 32 bits of
-/// its terms.
-macro_rules! ss1_sum {
-    (gg_lo) => {
-        concat!("lea {t1:e}, [{t0:r} + {tc}]\n", "add {t1:e}, {e:e}",)
-    };
-    (gg_hi) => {
-        "lea {t1:e}, [{t0:r} + {e:r} + {tc}]"
-    };
-}
-
-/// `GG_j` for rounds 0..16 (`E ^ F ^ G`), added into `h`; `f` is rotated
-/// into `rf` first and then used as scratch.
-macro_rules! gg_lo {
+/// Rounds 0..16 up to `TT2` in `h` and `SS2` in `t0`: `SS1 =
+/// rol7(rol12(A) + E + T_j)` (`T_j` added first, off the path of `E`),
+/// `GG = E ^ F ^ G`, `TT2 = H + W_j + GG + SS1`, `SS2 = SS1 ^ rol12(A)`;
+/// `f` is rotated into `rf` first and then used as scratch.
+macro_rules! pre_lo {
     () => {
         concat!(
+            "add {h:e}, dword ptr [{p} + {wo}]\n",
+            "rorx {t0:e}, {a:e}, 20\n",
+            "lea {t1:e}, [{t0:r} + {tc}]\n",
+            "add {t1:e}, {e:e}\n",
+            "rorx {t1:e}, {t1:e}, 25\n",
             "rorx {rf:e}, {f:e}, 13\n",
             "xor {f:e}, {g:e}\n",
             "xor {f:e}, {e:e}\n",
-            "add {h:e}, {f:e}",
+            "add {h:e}, {f:e}\n",
+            "add {h:e}, {t1:e}\n",
+            "xor {t0:e}, {t1:e}",
         )
     };
 }
 
-/// `GG_j` for rounds 16..64 (`(E & F) | (!E & G)`, the two halves
-/// disjoint, so each is added), added into `h`.
-macro_rules! gg_hi {
+/// Rounds 16..64 up to `TT2` in `h` and `SS2` in `t0`, where `h` arrives
+/// as `H + W_j + GG_j` (made by the round before). One 3-component `lea`
+/// sums `rol12(A) + E + T_j` (1 cycle on Golden Cove, measured). The
+/// 64-bit `lea` ignores that the registers' upper halves are undefined:
+/// the low 32 bits of a sum depend only on the low 32 bits of its terms.
+macro_rules! pre_hi {
     () => {
         concat!(
-            "rorx {rf:e}, {f:e}, 13\n",
-            "andn {t2:e}, {e:e}, {g:e}\n",
-            "and {f:e}, {e:e}\n",
-            "add {h:e}, {t2:e}\n",
-            "add {h:e}, {f:e}",
+            "rorx {t0:e}, {a:e}, 20\n",
+            "lea {t1:e}, [{t0:r} + {e:r} + {tc}]\n",
+            "rorx {t1:e}, {t1:e}, 25\n",
+            "add {h:e}, {t1:e}\n",
+            "xor {t0:e}, {t1:e}",
+        )
+    };
+}
+
+/// Ends `E' = P0(t) = t ^ u` in `h` (`t = TT2` in `h`, `u = rol9(t) ^
+/// rol17(t)` in `t1`) and adds the next round's `W_{j+1}` and `GG` into
+/// `g`, with `G' = rol19(F)` already in `rf`. `GG' = (E' & F') | (!E' &
+/// G')` is `G' ^ (E' & M)` with `M = F' ^ G'` (`F' = E`, both known
+/// early), and that is `G' ^ (!t & M) ^ (!u & M)`: the first half needs
+/// only `t`, so `GG'` is ready one cycle after `E'`, where computing it
+/// from `E'` takes two. That shortens the path from `E` to `E'` in rounds
+/// 16..64 from 7 cycles to 6.
+macro_rules! gg_next {
+    () => {
+        concat!(
+            "add {g:e}, dword ptr [{p} + {wn}]\n",
+            "mov {f:e}, {e:e}\n",
+            "xor {f:e}, {rf:e}\n",
+            "andn {t2:e}, {h:e}, {f:e}\n",
+            "xor {h:e}, {t1:e}\n",
+            "xor {t2:e}, {rf:e}\n",
+            "andn {t1:e}, {t1:e}, {f:e}\n",
+            "xor {t2:e}, {t1:e}\n",
+            "add {g:e}, {t2:e}",
         )
     };
 }
@@ -214,19 +258,19 @@ macro_rules! ff_lo {
     };
 }
 
-/// `FF_j` for rounds 16..64, the majority of `A`, `B`, `C`: where `A` and
-/// `C` agree it is `C`, elsewhere `B`, so it is `C ^ ((A ^ C) & (B ^ C))`
-/// (four logic instructions and one addition into `d`).
+/// `FF_j` for rounds 16..64, the majority of `A`, `B`, `C`, added into
+/// `d`: where `B` and `C` agree it is their value `B & C`, elsewhere `A`,
+/// so it is `((B ^ C) & A) ^ (B & C)`, and `B & C = !(B ^ C) & C` is one
+/// `andn` (four logic instructions, no `mov`, two after `A`).
 macro_rules! ff_hi {
     () => {
         concat!(
             "rorx {rb:e}, {b:e}, 23\n",
-            "mov {t1:e}, {a:e}\n",
-            "xor {t1:e}, {c:e}\n",
             "xor {b:e}, {c:e}\n",
-            "and {t1:e}, {b:e}\n",
-            "xor {t1:e}, {c:e}\n",
-            "add {d:e}, {t1:e}",
+            "andn {t2:e}, {b:e}, {c:e}\n",
+            "and {b:e}, {a:e}\n",
+            "xor {b:e}, {t2:e}\n",
+            "add {d:e}, {b:e}",
         )
     };
 }
@@ -234,18 +278,18 @@ macro_rules! ff_hi {
 /// Rounds `j..j + 4`, after computing `W[j + 16..j + 20]` (and the `W'`
 /// words it completes) with the vector unit.
 macro_rules! four {
-    ($expand4:ident, $ff:ident, $gg:ident, $j:literal, $buf:ident, $x:ident, [$a:ident, $b:ident, $c:ident, $d:ident,
-     $e:ident, $f:ident, $g:ident, $h:ident]) => {
+    ($k0:ident $k1:ident $k2:ident $k3:ident, $j:literal, $expand4:ident, $buf:ident, $x:ident,
+     [$a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident]) => {
         if $j + 16 < 68 {
             let x4 = $expand4($x[0], $x[1], $x[2], $x[3]);
             store4(&mut $buf[$j + 16..], x4);
             store4(&mut $buf[68 + $j + 12..], _mm_xor_si128($x[3], x4));
             $x = [$x[1], $x[2], $x[3], x4];
         }
-        round!($ff, $gg, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
-        round!($ff, $gg, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
-        round!($ff, $gg, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
-        round!($ff, $gg, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
+        round!($k0, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
+        round!($k1, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
+        round!($k2, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
+        round!($k3, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
     };
 }
 
@@ -270,22 +314,22 @@ macro_rules! compress_body {
             }
             let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *$state;
             let v = [a, b, c, d, e, f, g, h];
-            four!($expand4, ff_lo, gg_lo, 0, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_lo, gg_lo, 4, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_lo, gg_lo, 8, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_lo, gg_lo, 12, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 16, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 20, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 24, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 28, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 32, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 36, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 40, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 44, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 48, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 52, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 56, buf, x, [a, b, c, d, e, f, g, h]);
-            four!($expand4, ff_hi, gg_hi, 60, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(lo lo lo lo, 0, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(lo lo lo lo, 4, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(lo lo lo lo, 8, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(lo lo lo lo_hi, 12, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 16, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 20, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 24, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 28, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 32, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 36, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 40, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 44, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 48, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 52, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi, 56, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(hi hi hi hi_last, 60, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
             let _ = x;
             for ((s, v0), v) in $state.iter_mut().zip(v).zip([a, b, c, d, e, f, g, h]) {
                 *s = v0 ^ v;
