@@ -114,33 +114,43 @@ const WP: usize = 4 * 68;
 /// which saves the `mov`s that copying them would need. `W_j` and `W'_j`
 /// are read from `buf`.
 ///
-/// The kinds: `lo` (rounds 0..15) and `hi_last` (round 63) are whole
-/// rounds. `lo_hi` (round 15) and `hi` (16..63) also prepare the next
-/// round's `H + W + GG` in `g` (see [`gg_next`]), which `hi` rounds then
-/// find in `h`.
+/// Every round but the first of a block finds `H + W_j + GG_j` in `h`,
+/// made by the round before it, which adds `W_{j+1}` and `GG_{j+1}` into
+/// `g` (the next round's `H`) from `TT2` before `P0` (see [`lo_next`] and
+/// [`gg_next`]). The kinds: `lo_first` (round 0: computes its own `GG`),
+/// `lo` (rounds 1..15), `lo_hi` (round 15: `FF` of the first rounds, `GG`
+/// of the later ones for round 16), `hi` (16..63) and `hi_last` (63: no
+/// next round).
 ///
 /// The order of the instructions matters on Intel cores, which bind each
 /// instruction to an execution port when it is renamed: measured in
 /// isolation on Golden Cove, the rounds 16..64 in this order (`SS1`, the
 /// rotations of `P0`, then all of `A`, then the rest of `E`) take 7.1-7.3
 /// cycles, against 7.9 with `A` last, although the path from `E` to `E`
-/// is 6 cycles in both.
+/// is 6 cycles in both; rounds 1..15 take 6.6, against 7.0 when each
+/// computed its own `GG` (two 2-component additions for `SS1`'s sum).
 macro_rules! round {
-    (lo, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
-        round_asm!(pre_lo!(), ff_lo!(), "xor {h:e}, {t1:e}", $j, $a, $b, $c, $d, $e, $f, $h, $buf,
-            g = in(reg) $g, wo = const 4 * $j,)
-    };
-    (lo_hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
-        round_asm!(pre_lo!(), ff_lo!(), gg_next!(), $j, $a, $b, $c, $d, $e, $f, $h, $buf,
+    (lo_first, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre_first!(), ff_lo!(), lo_next!(), $j, $a, $b, $c, $d, $e, $f, $h, $buf,
             g = inout(reg) $g, wo = const 4 * $j, wn = const 4 * ($j + 1),)
     };
+    (lo, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre!(), ff_lo!(), concat!("rorx {rf:e}, {f:e}, 13\n", lo_next!()),
+            $j, $a, $b, $c, $d, $e, $f, $h, $buf,
+            g = inout(reg) $g, wn = const 4 * ($j + 1),)
+    };
+    (lo_hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
+        round_asm!(pre!(), ff_lo!(), concat!("rorx {rf:e}, {f:e}, 13\n", gg_next!()),
+            $j, $a, $b, $c, $d, $e, $f, $h, $buf,
+            g = inout(reg) $g, wn = const 4 * ($j + 1),)
+    };
     (hi, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
-        round_asm!(pre_hi!(), ff_hi!(), concat!("rorx {rf:e}, {f:e}, 13\n", gg_next!()),
+        round_asm!(pre!(), ff_hi!(), concat!("rorx {rf:e}, {f:e}, 13\n", gg_next!()),
             $j, $a, $b, $c, $d, $e, $f, $h, $buf,
             g = inout(reg) $g, wn = const 4 * ($j + 1),)
     };
     (hi_last, $j:expr, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $buf:expr) => {
-        round_asm!(pre_hi!(), ff_hi!(), "xor {h:e}, {t1:e}\nrorx {rf:e}, {f:e}, 13",
+        round_asm!(pre!(), ff_hi!(), "xor {h:e}, {t1:e}\nrorx {rf:e}, {f:e}, 13",
             $j, $a, $b, $c, $d, $e, $f, $h, $buf,)
     };
 }
@@ -182,17 +192,19 @@ macro_rules! round_asm {
     };
 }
 
-/// Rounds 0..16 up to `TT2` in `h` and `SS2` in `t0`: `SS1 =
-/// rol7(rol12(A) + E + T_j)` (`T_j` added first, off the path of `E`),
-/// `GG = E ^ F ^ G`, `TT2 = H + W_j + GG + SS1`, `SS2 = SS1 ^ rol12(A)`;
-/// `f` is rotated into `rf` first and then used as scratch.
-macro_rules! pre_lo {
+/// Round 0 up to `TT2` in `h` and `SS2` in `t0`: `SS1 = rol7(rol12(A) + E
+/// + T_j)`, `GG = E ^ F ^ G`, `TT2 = H + W_j + GG + SS1`, `SS2 = SS1 ^
+/// rol12(A)`; `f` is rotated into `rf` first and then used as scratch.
+/// One 3-component `lea` sums `rol12(A) + E + T_j` (1 cycle on Golden
+/// Cove, measured). The 64-bit `lea` ignores that the registers' upper
+/// halves are undefined: the low 32 bits of a sum depend only on the low
+/// 32 bits of its terms.
+macro_rules! pre_first {
     () => {
         concat!(
             "add {h:e}, dword ptr [{p} + {wo}]\n",
             "rorx {t0:e}, {a:e}, 20\n",
-            "lea {t1:e}, [{t0:r} + {tc}]\n",
-            "add {t1:e}, {e:e}\n",
+            "lea {t1:e}, [{t0:r} + {e:r} + {tc}]\n",
             "rorx {t1:e}, {t1:e}, 25\n",
             "rorx {rf:e}, {f:e}, 13\n",
             "xor {f:e}, {g:e}\n",
@@ -204,12 +216,10 @@ macro_rules! pre_lo {
     };
 }
 
-/// Rounds 16..64 up to `TT2` in `h` and `SS2` in `t0`, where `h` arrives
-/// as `H + W_j + GG_j` (made by the round before). One 3-component `lea`
-/// sums `rol12(A) + E + T_j` (1 cycle on Golden Cove, measured). The
-/// 64-bit `lea` ignores that the registers' upper halves are undefined:
-/// the low 32 bits of a sum depend only on the low 32 bits of its terms.
-macro_rules! pre_hi {
+/// Rounds 1..64 up to `TT2` in `h` and `SS2` in `t0`, where `h` arrives
+/// as `H + W_j + GG_j` (made by the round before); the sum as in
+/// [`pre_first`].
+macro_rules! pre {
     () => {
         concat!(
             "rorx {t0:e}, {a:e}, 20\n",
@@ -223,8 +233,27 @@ macro_rules! pre_hi {
 
 /// Ends `E' = P0(t) = t ^ u` in `h` (`t = TT2` in `h`, `u = rol9(t) ^
 /// rol17(t)` in `t1`) and adds the next round's `W_{j+1}` and `GG` into
-/// `g`, with `G' = rol19(F)` already in `rf`. `GG' = (E' & F') | (!E' &
-/// G')` is `G' ^ (E' & M)` with `M = F' ^ G'` (`F' = E`, both known
+/// `g` for rounds 1..16, with `G' = rol19(F)` already in `rf`: `GG' = E' ^
+/// F' ^ G'` (`F' = E`) is `(t ^ F' ^ G') ^ u`, whose first part does not
+/// wait for `u`, which leaves the path through `GG'` a cycle to spare.
+macro_rules! lo_next {
+    () => {
+        concat!(
+            "add {g:e}, dword ptr [{p} + {wn}]\n",
+            "mov {f:e}, {e:e}\n",
+            "xor {f:e}, {rf:e}\n",
+            "xor {f:e}, {h:e}\n",
+            "xor {h:e}, {t1:e}\n",
+            "xor {f:e}, {t1:e}\n",
+            "add {g:e}, {f:e}",
+        )
+    };
+}
+
+/// Ends `E' = P0(t) = t ^ u` in `h` (`t = TT2` in `h`, `u = rol9(t) ^
+/// rol17(t)` in `t1`) and adds the next round's `W_{j+1}` and `GG` into
+/// `g` for rounds 16..64, with `G' = rol19(F)` already in `rf`. `GG' =
+/// (E' & F') | (!E' & G')` is `G' ^ (E' & M)` with `M = F' ^ G'` (`F' = E`, both known
 /// early), and that is `G' ^ (!t & M) ^ (!u & M)`: the first half needs
 /// only `t`, so `GG'` is ready one cycle after `E'`, where computing it
 /// from `E'` takes two. That shortens the path from `E` to `E'` in rounds
@@ -336,7 +365,7 @@ macro_rules! compress_body {
                 store4(&mut buf[68 + 4 * i..], _mm_xor_si128(x[i], x[i + 1]));
             }
             let v = [a, b, c, d, e, f, g, h];
-            four!(lo lo lo lo, 0, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
+            four!(lo_first lo lo lo, 0, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
             four!(lo lo lo lo, 4, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
             four!(lo lo lo lo, 8, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
             four!(lo lo lo lo_hi, 12, $expand4, buf, x, [a, b, c, d, e, f, g, h]);
