@@ -192,9 +192,10 @@ macro_rules! round_asm {
     };
 }
 
-/// Round 0 up to `TT2` in `h` and `SS2` in `t0`: `SS1 = rol7(rol12(A) + E
-/// + T_j)`, `GG = E ^ F ^ G`, `TT2 = H + W_j + GG + SS1`, `SS2 = SS1 ^
-/// rol12(A)`; `f` is rotated into `rf` first and then used as scratch.
+/// Round 0 up to `TT2` in `h` and `SS2` in `t0`:
+/// `SS1 = rol7(rol12(A) + E + T_j)`, `GG = E ^ F ^ G`,
+/// `TT2 = H + W_j + GG + SS1`, `SS2 = SS1 ^ rol12(A)`; `f` is rotated into
+/// `rf` first and then used as scratch.
 /// One 3-component `lea` sums `rol12(A) + E + T_j` (1 cycle on Golden
 /// Cove, measured). The 64-bit `lea` ignores that the registers' upper
 /// halves are undefined: the low 32 bits of a sum depend only on the low
