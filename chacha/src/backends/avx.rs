@@ -1,8 +1,7 @@
 //! x86_64 AVX2 backend: 8 blocks per pass with the state transposed across
 //! the eight 32-bit lanes of sixteen ymm registers (the double round in
 //! inline assembly); 2- and 4-block row-layout ymm passes and a 1-block
-//! row-layout xmm path for short inputs and tails (a lone ChaCha20 block
-//! runs the scalar code).
+//! row-layout xmm path for short inputs and tails.
 
 use core::arch::x86_64::*;
 
@@ -29,7 +28,7 @@ fn r16_8(a: __m256i) -> __m256i {
         2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
         14, 15, 12, 13,
     );
-    _mm256_shuffle_epi8(a, m)
+    _mm256_shuffle_epi8(a, opaque(m))
 }
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -43,7 +42,21 @@ fn r8_8(a: __m256i) -> __m256i {
         3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
         15, 12, 13, 14,
     );
-    _mm256_shuffle_epi8(a, m)
+    _mm256_shuffle_epi8(a, opaque(m))
+}
+
+/// The byte-rotation masks pass through here so that LLVM emits them as
+/// `vpshufb`: seeing the constant, it lowers the rotation by 16 to
+/// `vpshuflw` + `vpshufhw` (two instructions, two cycles on the path of a
+/// one-block double round instead of one) and merges shuffles across the
+/// XORs. The empty `asm!` costs no instruction; being `pure`, it is
+/// hoisted out of the round loops.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn opaque(mut m: __m256i) -> __m256i {
+    // SAFETY: an empty asm block that only claims to modify a register.
+    unsafe { core::arch::asm!("/* {0} */", inout(ymm_reg) m, options(pure, nomem, nostack)) };
+    m
 }
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -66,10 +79,8 @@ fn xor4(a: __m128i, b: __m128i) -> __m128i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn r16_4(a: __m128i) -> __m128i {
-    _mm_shuffle_epi8(
-        a,
-        _mm_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13),
-    )
+    let m = _mm_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    _mm_shuffle_epi8(a, _mm256_castsi256_si128(opaque(_mm256_castsi128_si256(m))))
 }
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -79,10 +90,8 @@ fn r12_4(a: __m128i) -> __m128i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn r8_4(a: __m128i) -> __m128i {
-    _mm_shuffle_epi8(
-        a,
-        _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14),
-    )
+    let m = _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    _mm_shuffle_epi8(a, _mm256_castsi256_si128(opaque(_mm256_castsi128_si256(m))))
 }
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -694,14 +703,7 @@ pub(crate) fn xor_blocks(
     dr: usize,
     buf: InOutBuf<'_, '_, u8>,
 ) {
-    // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-    if buf.len() == 64 && dr >= 10 {
-        // One block of ChaCha20 is latency-bound: the scalar code (1-cycle
-        // rotates) is a little faster there than the xmm row layout, whose
-        // 12- and 7-bit rotates take two dependent instructions on AVX2;
-        // with fewer rounds the vector path's lower fixed cost wins.
-        super::soft::xor_blocks(s, ctr, legacy, dr, buf);
-    } else if buf.len() == 64 {
+    if buf.len() == 64 {
         // One block (a short message or a partial-block refill): a small
         // function, without the big passes' stack frame.
         // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
