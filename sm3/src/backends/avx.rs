@@ -3,10 +3,11 @@
 //! registers (`rorx` keeps the rotations non-destructive). The approach of
 //! the Linux `sm3-avx` and libgcrypt code, written with intrinsics.
 //!
-//! The same expansion and block loop are generated twice by [`engine`]:
-//! for AVX, and for AVX-512VL, where a lane rotation is one `vprold` and a
-//! three-input XOR one `vpternlogd` (17 vector instructions per four words
-//! instead of 31; on Intel cores they share ports with the scalar rounds).
+//! The block loop is generated twice by [`engine`]: with the AVX
+//! expansion, and with the AVX-512VL one, where a lane rotation is one
+//! `vprold` and a three-input XOR one `vpternlogd` (17 vector instructions
+//! per four words instead of 26; on Intel cores they share ports with the
+//! scalar rounds).
 
 use super::soft::T;
 use core::arch::asm;
@@ -36,76 +37,71 @@ fn rol_avx<const L: i32, const R: i32>(x: __m128i) -> __m128i {
     _mm_or_si128(_mm_slli_epi32::<L>(x), _mm_srli_epi32::<R>(x))
 }
 
-/// `a ^ b ^ c` with two XORs.
+/// `W[j..j+4]` from `x0 = W[j-16..j-12]`, ..., `x3 = W[j-4..j]`, with AVX:
+/// 26 instructions, two of them 32-bit rotations (three instructions
+/// each). `W[j] = P1(y) ^ rol7(W[j-13]) ^ W[j-6]` with `y = W[j-16] ^
+/// W[j-9] ^ rol15(W[j-3])`, and `P1(y) = y ^ rol15(y) ^ rol23(y)`; since
+/// `rol23 = rol15 ∘ rol8` and `rol7 = rol15 ∘ rol24`, `W[j] = y ^ W[j-6] ^
+/// rol15(y ^ rol8(y) ^ rol24(W[j-13]))`, the rotations by 8 and 24 byte
+/// shuffles. Lane 3's `y` lacks `rol15(W[j])` (lane 0's result); `P1` is
+/// linear, so lane 3 then gets `P1(rol15(w)) = rol15(w) ^ rol30(w) ^
+/// rol6(w)` of `w = W[j]`, the three rotations as 64-bit shifts of `w`
+/// copied into both halves of the upper 64-bit lane. (With five rotations
+/// of three instructions, as `P1` is defined, it took 35 instructions, and
+/// `avx` ran 8.1 c/B on a Golden Cove Xeon; now 7.5-7.7: the vector work
+/// shares execution ports with the scalar rounds.)
 #[target_feature(enable = "avx")]
 #[inline]
-fn xor3_avx(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
-    _mm_xor_si128(_mm_xor_si128(a, b), c)
-}
-
-/// `P1(x) = x ^ rol15(x) ^ rol23(x)` as `x ^ rol15(x ^ rol8(x))`, the
-/// rotation by 8 one byte shuffle: six instructions instead of eight
-/// (`avx` 8.1 -> 7.8 c/B on a Golden Cove Xeon).
-#[target_feature(enable = "avx")]
-#[inline]
-fn p1_avx(x: __m128i) -> __m128i {
+fn expand4_avx(x0: __m128i, x1: __m128i, x2: __m128i, x3: __m128i) -> __m128i {
     let rol8 = _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
-    _mm_xor_si128(
-        x,
-        rol_avx::<15, 17>(_mm_xor_si128(x, _mm_shuffle_epi8(x, rol8))),
-    )
+    let rol24 = _mm_setr_epi8(1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12);
+    // W[j-9..j-5], W[j-3..j] with a zero where W[j] would be, W[j-13..j-9]
+    // and W[j-6..j-2].
+    let w9 = _mm_alignr_epi8::<12>(x2, x1);
+    let w3 = _mm_srli_si128::<4>(x3);
+    let w13 = _mm_alignr_epi8::<12>(x1, x0);
+    let w6 = _mm_alignr_epi8::<8>(x3, x2);
+    let y = _mm_xor_si128(_mm_xor_si128(x0, w9), rol_avx::<15, 17>(w3));
+    let inner = _mm_xor_si128(
+        _mm_xor_si128(y, _mm_shuffle_epi8(y, rol8)),
+        _mm_shuffle_epi8(w13, rol24),
+    );
+    let r = _mm_xor_si128(_mm_xor_si128(y, w6), rol_avx::<15, 17>(inner));
+    // Lane 3: w = r[0] in both halves of the upper 64-bit lane; a left
+    // shift by k puts rol_k(w) in its upper half, lane 3.
+    let w = _mm_shuffle_epi32::<0b00_00_00_00>(r);
+    let fix = _mm_xor_si128(
+        _mm_xor_si128(_mm_slli_epi64::<15>(w), _mm_slli_epi64::<30>(w)),
+        _mm_slli_epi64::<6>(w),
+    );
+    _mm_xor_si128(r, _mm_and_si128(fix, _mm_setr_epi32(0, 0, 0, -1)))
 }
 
-/// `P1(x)` with two `vprold` and a `vpternlogd`.
+/// `W[j..j+4]` as [`expand4_avx`], with AVX-512VL: a rotation is one
+/// `vprold` and a three-input XOR one `vpternlogd`, 17 instructions.
 #[target_feature(enable = "avx512f,avx512vl")]
 #[inline]
-fn p1_vl(x: __m128i) -> __m128i {
-    xor3_vl(x, rol_vl::<15, 17>(x), rol_vl::<23, 9>(x))
+fn expand4_vl(x0: __m128i, x1: __m128i, x2: __m128i, x3: __m128i) -> __m128i {
+    // P1 with two `vprold` and a `vpternlogd` (0x96: three-input XOR).
+    let p1 = |x: __m128i| {
+        _mm_ternarylogic_epi32::<0x96>(x, _mm_rol_epi32::<15>(x), _mm_rol_epi32::<23>(x))
+    };
+    let w9 = _mm_alignr_epi8::<12>(x2, x1);
+    let w3 = _mm_srli_si128::<4>(x3);
+    let w13 = _mm_alignr_epi8::<12>(x1, x0);
+    let w6 = _mm_alignr_epi8::<8>(x3, x2);
+    let y = _mm_ternarylogic_epi32::<0x96>(x0, w9, _mm_rol_epi32::<15>(w3));
+    let r = _mm_ternarylogic_epi32::<0x96>(p1(y), _mm_rol_epi32::<7>(w13), w6);
+    // Lane 3 needs rol15(W[j]) inside P1; P1 is linear, so add P1(fix).
+    let fix = _mm_rol_epi32::<15>(_mm_slli_si128::<12>(r));
+    _mm_xor_si128(r, p1(fix))
 }
 
-/// `rol(x, L)` in each lane in one AVX-512VL `vprold` (`R` is unused).
-#[target_feature(enable = "avx512f,avx512vl")]
-#[inline]
-fn rol_vl<const L: i32, const R: i32>(x: __m128i) -> __m128i {
-    _mm_rol_epi32::<L>(x)
-}
-
-/// `a ^ b ^ c` in one AVX-512VL `vpternlogd` (0x96 is the truth table of
-/// a three-input XOR).
-#[target_feature(enable = "avx512f,avx512vl")]
-#[inline]
-fn xor3_vl(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
-    _mm_ternarylogic_epi32::<0x96>(a, b, c)
-}
-
-/// Defines `$expand4` (the message expansion, four words at a time) and
-/// `$compress` (the block loop) for one instruction set: `$rol`, `$xor3`
-/// and `$p1` are the lane rotation, three-input XOR and `P1`, and
-/// `$features` is what the functions are compiled for. The AVX and
-/// AVX-512VL backends differ only in those helpers; the rounds are the
-/// same scalar assembly.
+/// Defines `$compress`, the block loop, compiled for `$features` with
+/// `$expand4` as the message expansion. The AVX and AVX-512VL backends
+/// differ only there; the rounds are the same scalar assembly.
 macro_rules! engine {
-    ($features:literal, $expand4:ident, $compress:ident, $rol:ident, $xor3:ident, $p1:ident) => {
-        /// `W[j..j+4]` from `x0 = W[j-16..j-12]`, ..., `x3 = W[j-4..j]`.
-        #[target_feature(enable = $features)]
-        #[inline]
-        fn $expand4(x0: __m128i, x1: __m128i, x2: __m128i, x3: __m128i) -> __m128i {
-            // W[j-9..j-5] and W[j-3..j] with a zero where W[j] would be.
-            let w9 = _mm_alignr_epi8::<12>(x2, x1);
-            let w3 = _mm_srli_si128::<4>(x3);
-            let x = $xor3(x0, w9, $rol::<15, 17>(w3));
-            // W[j-13..j-9] and W[j-6..j-2].
-            let w13 = _mm_alignr_epi8::<12>(x1, x0);
-            let w6 = _mm_alignr_epi8::<8>(x3, x2);
-            // P1(x) ^ rol7(W[j-13]) ^ W[j-6], P1(x) = x ^ rol15(x) ^ rol23(x).
-            let p = $p1(x);
-            let r = $xor3(p, $rol::<7, 25>(w13), w6);
-            // Lane 3 needs rol15(W[j]) inside P1; P1 is linear, so add
-            // P1(fix) now.
-            let fix = $rol::<15, 17>(_mm_slli_si128::<12>(r));
-            _mm_xor_si128(r, $p1(fix))
-        }
-
+    ($features:literal, $expand4:ident, $compress:ident) => {
         #[target_feature(enable = $features)]
         fn $compress(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
             compress_body!($expand4, state, blocks)
@@ -407,19 +403,5 @@ macro_rules! compress_body {
     }};
 }
 
-engine!(
-    "avx,bmi1,bmi2",
-    expand4_avx,
-    compress_avx,
-    rol_avx,
-    xor3_avx,
-    p1_avx
-);
-engine!(
-    "avx,bmi1,bmi2,avx512f,avx512vl",
-    expand4_vl,
-    compress_vl,
-    rol_vl,
-    xor3_vl,
-    p1_vl
-);
+engine!("avx,bmi1,bmi2", expand4_avx, compress_avx);
+engine!("avx,bmi1,bmi2,avx512f,avx512vl", expand4_vl, compress_vl);
