@@ -80,13 +80,23 @@ impl Lane for V {
     }
 
     #[inline(always)]
-    unsafe fn p1(self) -> Self {
-        // rol23 = rol8(rol15).
+    unsafe fn expand_word(w16: Self, w9: Self, w3: Self, w13: Self, w6: Self) -> Self {
+        // With y = w16 ^ w9 ^ rol15(w3), rol23 = rol15(rol8) and rol7 =
+        // rol15(rol24): P1(y) ^ rol7(w13) ^ w6 = y ^ w6 ^ rol15(y ^ rol8(y)
+        // ^ rol24(w13)), one rotation (three instructions) and two byte
+        // shuffles where P1 and rol7 take two rotations and one shuffle.
         // SAFETY: AVX2 per the trait contract.
         unsafe {
-            let r15 = self.rol::<15, 17>();
-            let r23 = _mm256_shuffle_epi8(r15.0, rol8_mask());
-            V(_mm256_xor_si256(_mm256_xor_si256(self.0, r15.0), r23))
+            let y = w16.xor3(w9, w3.rol::<15, 17>());
+            let rol24 = _mm256_setr_epi8(
+                1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9,
+                10, 11, 8, 13, 14, 15, 12,
+            );
+            let inner = y.xor3(
+                V(_mm256_shuffle_epi8(y.0, rol8_mask())),
+                V(_mm256_shuffle_epi8(w13.0, rol24)),
+            );
+            y.xor3(w6, inner.rol::<15, 17>())
         }
     }
 

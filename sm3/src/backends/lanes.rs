@@ -50,6 +50,14 @@ pub(crate) trait Lane: Copy {
         // SAFETY: forwarded from the caller's contract.
         unsafe { self.xor3(rol!(self, 15), rol!(self, 23)) }
     }
+    /// A word of the message expansion: `P1(w16 ^ w9 ^ rol15(w3)) ^
+    /// rol7(w13) ^ w6`, the arguments `W[j-16]`, `W[j-9]`, `W[j-3]`,
+    /// `W[j-13]` and `W[j-6]`.
+    #[inline(always)]
+    unsafe fn expand_word(w16: Self, w9: Self, w3: Self, w13: Self, w6: Self) -> Self {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { w16.xor3(w9, rol!(w3, 15)).p1().xor3(rol!(w13, 7), w6) }
+    }
     /// The 16 big-endian message words of `blocks[0..N]`, transposed:
     /// vector `j` holds word `j` of every block.
     unsafe fn load_blocks(blocks: &[&[u8; 64]; MAX]) -> [Self; 16] {
@@ -105,9 +113,7 @@ unsafe fn expand<V: Lane>(w: &mut [V; 68], j: usize) {
     if (16..68).contains(&j) {
         // SAFETY: forwarded from the caller's contract.
         unsafe {
-            w[j] = (w[j - 16].xor3(w[j - 9], rol!(w[j - 3], 15)))
-                .p1()
-                .xor3(rol!(w[j - 13], 7), w[j - 6]);
+            w[j] = V::expand_word(w[j - 16], w[j - 9], w[j - 3], w[j - 13], w[j - 6]);
         }
     }
 }
