@@ -8,12 +8,13 @@
 //! is `X_b ^ X_c ^ X_d ^ (M1·k + c1)` with no input map. Then an
 //! inverse-ShiftRows byte shuffle (each 32-bit column holds a word of a
 //! different block), `AESENCLAST` with a zero round key (= AES SubBytes =
-//! `A_aes·inv(y) + 0x63`) on each 128-bit half, and three nibble-table
-//! pairs (one shared nibble split) straight to `sA`, `sD`, `sE` with
-//! `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`, the rotations by
-//! `vpshufb`. The bulk rounds take `sA = sD ^ sE` (one XOR instead of a
-//! third table pair: `vpshufb` and shifts share two pipes on Zen 4); the
-//! latency-bound single-block path looks `sA` up directly. The maps are derived and checked by `tools/derive_sbox.py`.
+//! `A_aes·inv(y) + 0x63`) on each 128-bit half, and two nibble-table
+//! pairs (one shared nibble split) straight to `sD`, `sE` with
+//! `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)` and `sA = sD ^ sE`,
+//! the rotations by `vpshufb` (one XOR instead of a third table pair:
+//! `vpshufb` and shifts share two pipes on Zen 4, and the single-block
+//! path, latency-bound, also gains from the freed shuffle port on Golden
+//! Cove). The maps are derived and checked by `tools/derive_sbox.py`.
 //! Four groups (32 blocks) are interleaved (AVX2 has only 16 registers, so
 //! some state lives on the stack; still faster than two groups, 3.3 vs 4.7
 //! c/B on Zen 4 with the earlier plain-basis round; the AES-field basis
@@ -52,11 +53,13 @@ const POST_HI: [i8; 16] = nib([
 /// that `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)`; and `M1`, `M1^-1`
 /// themselves. From `tools/derive_sbox.py`, which checks the identity.
 /// `sA = sD ^ sE` (the shifted terms cancel; the constants too,
-/// `0x72 = 0x63 ^ 0x11`), which the bulk rounds use instead of the `SA`
-/// tables; the unit test checks it.
+/// `0x72 = 0x63 ^ 0x11`), which both paths use instead of the `SA` tables;
+/// the unit test checks it.
+#[cfg(test)]
 const SA_LO: [i8; 16] = nib([
     0x0b, 0x8d, 0xd8, 0x5e, 0x73, 0xf5, 0xa0, 0x26, 0x17, 0x91, 0xc4, 0x42, 0x6f, 0xe9, 0xbc, 0x3a,
 ]);
+#[cfg(test)]
 const SA_HI: [i8; 16] = nib([
     0x00, 0xeb, 0xdc, 0x37, 0xf0, 0x1b, 0x2c, 0xc7, 0xcd, 0x26, 0x11, 0xfa, 0x3d, 0xd6, 0xe1, 0x0a,
 ]);
@@ -236,11 +239,14 @@ fn round1(
     let cdk = opaque(_mm_xor_si128(c, _mm_xor_si128(d, km)));
     let zz = _mm_xor_si128(a, cdk);
     let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
-    // sD and sE first: they feed the rotations on the critical path; sA is
-    // needed one step later (x86 schedulers issue oldest first).
+    // sD and sE feed the rotations on the critical path. sA = sD ^ sE, one
+    // XOR where a third table pair took two shuffles, an XOR and the
+    // shuffle port the rotations wait for: 598-610 -> 556-561 cycles per
+    // block on a Golden Cove Xeon, although the XOR adds a step to the
+    // dependency path.
     let sd = nibble_map128(z, &SD_LO, &SD_HI);
     let se = nibble_map128(z, &SE_LO, &SE_HI);
-    let sa = nibble_map128(z, &SA_LO, &SA_HI);
+    let sa = _mm_xor_si128(sd, se);
     let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, opaque(_mm256_castsi256_si128(sh[i])));
     // Balanced XOR trees, pinned so that LLVM does not reassociate them
     // into one long chain on the critical path.
