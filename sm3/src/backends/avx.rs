@@ -37,6 +37,20 @@ fn rol_avx<const L: i32, const R: i32>(x: __m128i) -> __m128i {
     _mm_or_si128(_mm_slli_epi32::<L>(x), _mm_srli_epi32::<R>(x))
 }
 
+/// The expansion's other inputs for `W[j..j+4]`, from `x0 = W[j-16..j-12]`,
+/// ..., `x3 = W[j-4..j]`: `W[j-9..j-5]`, `W[j-3..j]` with a zero where
+/// `W[j]` would be, `W[j-13..j-9]` and `W[j-6..j-2]`.
+#[target_feature(enable = "avx")]
+#[inline]
+fn taps(x0: __m128i, x1: __m128i, x2: __m128i, x3: __m128i) -> [__m128i; 4] {
+    [
+        _mm_alignr_epi8::<12>(x2, x1),
+        _mm_srli_si128::<4>(x3),
+        _mm_alignr_epi8::<12>(x1, x0),
+        _mm_alignr_epi8::<8>(x3, x2),
+    ]
+}
+
 /// `W[j..j+4]` from `x0 = W[j-16..j-12]`, ..., `x3 = W[j-4..j]`, with AVX:
 /// 26 instructions, two of them 32-bit rotations (three instructions
 /// each). `W[j] = P1(y) ^ rol7(W[j-13]) ^ W[j-6]` with `y = W[j-16] ^
@@ -55,12 +69,7 @@ fn rol_avx<const L: i32, const R: i32>(x: __m128i) -> __m128i {
 fn expand4_avx(x0: __m128i, x1: __m128i, x2: __m128i, x3: __m128i) -> __m128i {
     let rol8 = _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
     let rol24 = _mm_setr_epi8(1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12);
-    // W[j-9..j-5], W[j-3..j] with a zero where W[j] would be, W[j-13..j-9]
-    // and W[j-6..j-2].
-    let w9 = _mm_alignr_epi8::<12>(x2, x1);
-    let w3 = _mm_srli_si128::<4>(x3);
-    let w13 = _mm_alignr_epi8::<12>(x1, x0);
-    let w6 = _mm_alignr_epi8::<8>(x3, x2);
+    let [w9, w3, w13, w6] = taps(x0, x1, x2, x3);
     let y = _mm_xor_si128(_mm_xor_si128(x0, w9), rol_avx::<15, 17>(w3));
     let inner = _mm_xor_si128(
         _mm_xor_si128(y, _mm_shuffle_epi8(y, rol8)),
@@ -86,10 +95,7 @@ fn expand4_vl(x0: __m128i, x1: __m128i, x2: __m128i, x3: __m128i) -> __m128i {
     let p1 = |x: __m128i| {
         _mm_ternarylogic_epi32::<0x96>(x, _mm_rol_epi32::<15>(x), _mm_rol_epi32::<23>(x))
     };
-    let w9 = _mm_alignr_epi8::<12>(x2, x1);
-    let w3 = _mm_srli_si128::<4>(x3);
-    let w13 = _mm_alignr_epi8::<12>(x1, x0);
-    let w6 = _mm_alignr_epi8::<8>(x3, x2);
+    let [w9, w3, w13, w6] = taps(x0, x1, x2, x3);
     let y = _mm_ternarylogic_epi32::<0x96>(x0, w9, _mm_rol_epi32::<15>(w3));
     let r = _mm_ternarylogic_epi32::<0x96>(p1(y), _mm_rol_epi32::<7>(w13), w6);
     // Lane 3 needs rol15(W[j]) inside P1; P1 is linear, so add P1(fix).

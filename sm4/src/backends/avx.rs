@@ -355,7 +355,7 @@ fn map_keys(rk: &[u32; 32]) -> [u32; 32] {
     km
 }
 
-/// Encrypt `G` groups of 8 blocks from `inp` to `out`, with `rk` a
+/// Encrypt `G` groups of 8 blocks from `inp` to `out`, with `km` a
 /// schedule from [`expand_key`] (in the AES-field basis).
 ///
 /// # Safety
@@ -363,7 +363,7 @@ fn map_keys(rk: &[u32; 32]) -> [u32; 32] {
 /// or disjoint.
 #[inline]
 #[target_feature(enable = "avx2,aes")]
-unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     let sh = shuffles();
     let mut x = [[_mm256_setzero_si256(); 4]; G];
     for (g, xg) in x.iter_mut().enumerate() {
@@ -381,7 +381,6 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| nibble_map(w, m1_lo, m1_hi));
     }
-    let km = rk;
     // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
         let p = xor2(&x2, &x3);
@@ -405,14 +404,14 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     }
 }
 
-/// One block, latency first: each word in its own xmm register; `rk` as
+/// One block, latency first: each word in its own xmm register; `km` as
 /// in [`groups`].
 ///
 /// # Safety
 /// `inp` is readable and `out` writable for one block.
 #[inline]
 #[target_feature(enable = "avx2,aes")]
-unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     let sh = shuffles();
     let bswap = _mm256_castsi256_si128(sh[0]);
     // SAFETY: one readable block.
@@ -425,7 +424,6 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xff>(v),
     );
     // The round keys come mapped to the AES-field basis (`expand_key`).
-    let km = rk;
     let k0 = _mm_set1_epi32(km[0] as i32);
     let mut y = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
