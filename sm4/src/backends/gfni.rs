@@ -343,16 +343,13 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let rol8 = rol8_index();
     let mut y =
         _mm_ternarylogic_epi32::<0x96>(x1, x2, _mm_xor_si128(x3, _mm_set1_epi32(km[0] as i32)));
-    // Round r + i reads the key of round r + i + 1 (the last one a spare).
+    // Round i reads the key of round i + 1 (the last round a spare).
+    let k = |i: usize| km[i % 32..].as_ptr();
     for r in (0..32).step_by(4) {
-        let k = km[r..].as_ptr();
-        let k4 = km[(r + 4) % 32..].as_ptr();
-        // SAFETY: `r + 3 < 32`, so `k + 1..k + 3` are in `km`.
-        let (k1, k2, k3) = unsafe { (k.add(1), k.add(2), k.add(3)) };
-        round1!(x0, y, x2, x3, k1, sd, se, rol8);
-        round1!(x1, y, x3, x0, k2, sd, se, rol8);
-        round1!(x2, y, x0, x1, k3, sd, se, rol8);
-        round1!(x3, y, x1, x2, k4, sd, se, rol8);
+        round1!(x0, y, x2, x3, k(r + 1), sd, se, rol8);
+        round1!(x1, y, x3, x0, k(r + 2), sd, se, rol8);
+        round1!(x2, y, x0, x1, k(r + 3), sd, se, rol8);
+        round1!(x3, y, x1, x2, k(r + 4), sd, se, rol8);
     }
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
