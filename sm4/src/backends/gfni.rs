@@ -24,12 +24,16 @@ use core::arch::x86_64::*;
 
 use cipher::{Block, InOut, InOutBuf, consts::U64};
 
+use super::gfni256::mapped_keys;
+
 /// Blocks per batch: four interleaved 16-block groups.
 pub(crate) type ParBlocks = U64;
 
 /// `gf2p8affineqb` matrix and constant: SM4 input affine map, then the
-/// isomorphism into the AES field.
+/// isomorphism into the AES field (the constant is applied to the round
+/// keys, by `gfni256::mapped_keys`, and by the unit test).
 const PRE: i64 = 0x4c28_7db9_1a22_505d;
+#[cfg(test)]
 const PRE_C: i32 = 0x3e;
 /// `gf2p8affineinvqb` matrix and constant: back from the AES field, then the
 /// SM4 output affine map (the plain S-box; the kernels use the variants
@@ -339,24 +343,6 @@ macro_rules! round1 {
             )
         }
     };
-}
-
-/// Round keys in the AES-field basis, `M1·k + c1` (bytewise), for all 32
-/// rounds at once.
-#[inline]
-#[target_feature(enable = "gfni,avx512f")]
-fn mapped_keys(rk: &[u32; 32]) -> [u32; 32] {
-    let m1 = _mm512_set1_epi64(PRE);
-    let mut km = [0u32; 32];
-    for h in 0..2 {
-        // SAFETY: `rk` and `km` hold 32 words; words 16h..16h+16 are in bounds.
-        unsafe {
-            let v = _mm512_loadu_si512(rk.as_ptr().add(16 * h).cast());
-            let v = _mm512_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
-            _mm512_storeu_si512(km.as_mut_ptr().add(16 * h).cast(), v);
-        }
-    }
-    km
 }
 
 /// One block, latency first: each word in its own xmm register.

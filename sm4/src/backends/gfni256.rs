@@ -154,10 +154,10 @@ macro_rules! round1 {
 }
 
 /// Round keys in the AES-field basis, `M1·k + c1` (bytewise), for all 32
-/// rounds at once.
+/// rounds at once (used by `gfni` too).
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
-fn mapped_keys(rk: &[u32; 32]) -> [u32; 32] {
+pub(crate) fn mapped_keys(rk: &[u32; 32]) -> [u32; 32] {
     let m1 = _mm256_set1_epi64x(PRE);
     let mut km = [0u32; 32];
     for h in 0..4 {
