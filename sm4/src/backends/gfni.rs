@@ -83,21 +83,7 @@ fn rotations() -> [__m512i; 3] {
             d + 12,
         ))
     };
-    let mut v = [r(3, 0, 1, 2), r(2, 3, 0, 1), r(1, 2, 3, 0)];
-    // Hide the constants from LLVM, which would otherwise turn the byte
-    // shuffles back into `vprold`; rotations share the GFNI unit's ports,
-    // `vpshufb` partly does not (Zen 4: ECB 0.97 -> 0.95 c/B).
-    for x in v.iter_mut() {
-        // SAFETY: an empty asm block that only claims to modify a register.
-        unsafe {
-            core::arch::asm!(
-                "/* {0} */",
-                inout(zmm_reg) * x,
-                options(pure, nomem, nostack)
-            )
-        };
-    }
-    v
+    [r(3, 0, 1, 2), r(2, 3, 0, 1), r(1, 2, 3, 0)]
 }
 
 /// Transpose four registers of four blocks each into four registers of one
@@ -277,13 +263,6 @@ fn aff<const C: i32>(x: __m128i, m: i64) -> __m128i {
     _mm_gf2p8affine_epi64_epi8::<C>(x, _mm_set1_epi64x(m))
 }
 
-/// `vpshufb` index: rotate each 32-bit word left by 8.
-#[inline]
-#[target_feature(enable = "sse2")]
-fn rol8_index() -> __m128i {
-    _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14)
-}
-
 /// One single-block round on the state kept as `X = M1·x` (`M1` the matrix
 /// of [`PRE`]; linear and bytewise, so it commutes with XOR and with byte
 /// rotations), every word broadcast to all four lanes of its register.
@@ -295,7 +274,7 @@ fn rol8_index() -> __m128i {
 /// round's mapped key `M1·k' + c1`; with `k = X_c ^ X_d ^ (M1·k' + c1)`, the
 /// next input is `y' = (sD ^ sE ^ X_a ^ k) ^ (rol8(sD) ^ rol16(sD) ^
 /// rol24(sE))` and the new `X_a = y' ^ k`. `$md`, `$me`: the matrices `SD`,
-/// `SE` (broadcast); `$rol8`: [`rol8_index`].
+/// `SE` (broadcast); `$rol8`: the `vpshufb` index of the rotation by 8.
 ///
 /// Written in assembly for the shape of its data flow: on Golden Cove a
 /// GFNI result reaches an integer vector instruction about two cycles late,
@@ -365,7 +344,7 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     );
     let km = mapped_keys(rk);
     let (sd, se) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
-    let rol8 = rol8_index();
+    let rol8 = _mm512_castsi512_si128(rotations()[0]);
     let mut y =
         _mm_ternarylogic_epi32::<0x96>(x1, x2, _mm_xor_si128(x3, _mm_set1_epi32(km[0] as i32)));
     // Round i reads the key of round i + 1 (the last round a spare).
