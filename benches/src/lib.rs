@@ -80,10 +80,11 @@ pub struct Row {
     pub bytes: Vec<usize>,
     /// Best seconds per call, per size column (`None`: not measurable).
     pub secs: Vec<Option<f64>>,
-    /// The core clock estimated just before this row, in Hz (the turbo
+    /// The core clock in Hz per size column: the mean of the estimates
+    /// taken just before and just after that column was timed (the turbo
     /// clock of these shared machines moves by several percent within a
-    /// run).
-    pub hz: f64,
+    /// run, and within a row).
+    pub hz: Vec<f64>,
 }
 
 impl Row {
@@ -98,7 +99,7 @@ pub struct Speed {
     /// Options from the command line.
     pub opts: Options,
     /// Estimated core clock in Hz: at the start, then the highest of the
-    /// estimates taken before each row.
+    /// estimates taken around each cell.
     pub hz: f64,
     rows: Vec<Row>,
 }
@@ -167,12 +168,16 @@ impl Speed {
         if peer && self.opts.alg.as_deref().is_some_and(|a| !alg.contains(a)) {
             return;
         }
-        let hz = estimate_hz();
-        self.hz = self.hz.max(hz);
+        let mut before = estimate_hz();
         let mut secs = Vec::new();
+        let mut hz = Vec::new();
         for &size in &self.opts.sizes {
             secs.push(make(size).map(|mut f| time_best(&mut f, self.opts.quick)));
+            let after = estimate_hz();
+            hz.push((before + after) / 2.0);
+            before = after;
         }
+        self.hz = hz.iter().fold(self.hz, |a, &b| a.max(b));
         let row = Row {
             alg: alg.into(),
             mode: mode.into(),
@@ -196,14 +201,19 @@ impl Speed {
         self.print_table("MB/s (10^6 bytes per second)", |r, i| {
             r.mbps(i).map(|v| format!("{v:.1}"))
         });
-        let ghz = |f: fn(f64, f64) -> f64| self.rows.iter().map(|r| r.hz / 1e9).reduce(f);
+        let ghz = |f: fn(f64, f64) -> f64| {
+            self.rows
+                .iter()
+                .flat_map(|r| r.hz.iter().map(|h| h / 1e9))
+                .reduce(f)
+        };
         let range = match (ghz(f64::min), ghz(f64::max)) {
             (Some(lo), Some(hi)) => format!("{lo:.2}-{hi:.2} GHz"),
             _ => "-".into(),
         };
         self.print_table(
-            &format!("cycles/byte (clock estimated before each row: {range})"),
-            |r, i| r.secs[i].map(|s| format!("{:.2}", s * r.hz / r.bytes[i] as f64)),
+            &format!("cycles/byte (clock estimated before and after each cell: {range})"),
+            |r, i| r.secs[i].map(|s| format!("{:.2}", s * r.hz[i] / r.bytes[i] as f64)),
         );
         if self.opts.peers {
             self.print_table(
