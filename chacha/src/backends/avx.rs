@@ -1,7 +1,9 @@
-//! x86_64 AVX2 backend: 8 blocks per pass with the state transposed across
-//! the eight 32-bit lanes of sixteen ymm registers (the double round in
-//! inline assembly); 2- and 4-block row-layout ymm passes and a 1-block
-//! row-layout xmm path for short inputs and tails.
+//! x86_64 AVX2 backend: 16 blocks per pass as two 8-block states (each
+//! transposed across the eight 32-bit lanes of ymm registers; words 0-3 in
+//! registers, the rest in memory, the double round in inline assembly),
+//! 8 blocks per pass with one state in all sixteen ymm registers,
+//! 2- and 4-block row-layout ymm passes and a 1-block row-layout xmm path
+//! for short inputs and tails.
 
 use core::arch::x86_64::*;
 
