@@ -324,7 +324,9 @@ pub(crate) fn hchacha(
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx => avx::hchacha(key, input, double_rounds),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 | Backend::Avx512Zmm => avx512::hchacha(key, input, double_rounds),
+        Backend::Avx512 => avx512::hchacha::<false>(key, input, double_rounds),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512Zmm => avx512::hchacha::<true>(key, input, double_rounds),
         #[cfg(all(
             target_arch = "aarch64",
             target_endian = "little",

@@ -704,6 +704,11 @@ fn dround_rows2(x: &mut [__m256i; 4]) {
 /// `rows_rounds`, `dround_rows2` and `add8`, which differ in how they rotate.
 macro_rules! row_layout_fns {
     ($features:literal) => {
+        row_layout_fns!($features, [], rows_rounds);
+    };
+    // `hchacha_inner` with the generic parameters `$generics` and
+    // `$rounds` as its rounds function.
+    ($features:literal, [$($generics:tt)*], $rounds:expr) => {
         /// Up to `2 * SETS` blocks (`n` in 1..=2 * SETS) in row layout, two blocks
         /// per ymm set; the sets are independent, so their rounds overlap.
         ///
@@ -788,7 +793,7 @@ macro_rules! row_layout_fns {
         /// bytes (x86 is little-endian) and rows 0 and 3 stored as the
         /// output: no scalar round trips on this latency-bound path.
         #[target_feature(enable = $features)]
-        fn hchacha_inner(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
+        fn hchacha_inner<$($generics)*>(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
             let s = &crate::SIGMA;
             let a = _mm_setr_epi32(s[0] as i32, s[1] as i32, s[2] as i32, s[3] as i32);
             // SAFETY: 16-byte unaligned loads inside `key` (32 bytes) and
@@ -800,7 +805,7 @@ macro_rules! row_layout_fns {
                     _mm_loadu_si128(input.as_ptr().cast()),
                 )
             };
-            let x = rows_rounds(a, b, c, d, dr);
+            let x = $rounds(a, b, c, d, dr);
             let mut out = [0u8; 32];
             // SAFETY: two 16-byte unaligned stores inside `out` (32 bytes).
             unsafe {
