@@ -348,7 +348,9 @@ fn mul_r64(h: [u64; 3], r0: u64, r1: u64) -> [u64; 3] {
     let s1 = r1 + (r1 >> 2);
     // Each column sum stays below 2^127 (products below 2^124 and 2^125).
     let d0 = m(h[0], r0) + m(h[1], s1);
-    let d1 = m(h[0], r1) + m(h[1], r0) + m(h[2], s1) + (d0 >> 64);
+    // `h2 s1 < 8 * 2^61` fits a 64-bit product (one `imul`, not a full
+    // 128-bit multiply).
+    let d1 = m(h[0], r1) + m(h[1], r0) + (h[2] * s1) as u128 + (d0 >> 64);
     let d2 = h[2] * r0 + (d1 >> 64) as u64;
     // Fold the bits at 2^130 and up back in, times 5.
     let c = (d2 & !3) + (d2 >> 2);
