@@ -412,12 +412,17 @@ macro_rules! quarter_mem {
 /// against 2 x 59.5 for [`dround8`].
 #[inline]
 #[target_feature(enable = "avx2")]
-fn dround16(a: &mut [__m256i; 4], e: &mut [__m256i; 4], st: &mut [__m256i; 32], rot: [__m256i; 2]) {
-    let p: *mut __m256i = st.as_mut_ptr();
+fn dround16(
+    a: &mut [__m256i; 4],
+    e: &mut [__m256i; 4],
+    st: &mut [[__m256i; 16]; 2],
+    rot: [__m256i; 2],
+) {
+    let p: *mut [__m256i; 16] = st.as_mut_ptr();
     let (t0, t1, t2, t3): (__m256i, __m256i, __m256i, __m256i);
     // SAFETY: AVX2 instructions (this function's target feature) on
-    // registers and the 1024 bytes of `st` (32-byte aligned, as an array
-    // of `__m256i`).
+    // registers and the 1024 bytes of `st` (two contiguous arrays of
+    // `__m256i`, 32-byte aligned).
     unsafe {
         core::arch::asm!(
             quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 128, 256, 384),
@@ -469,9 +474,7 @@ unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
     let v0 = splat8(s, &lo, &hi);
     let (lo, hi) = lane_counters::<8>(ctr.wrapping_add(8), legacy, s[13]);
     let v1 = splat8(s, &lo, &hi);
-    let mut st = [_mm256_setzero_si256(); 32];
-    st[..16].copy_from_slice(&v0);
-    st[16..].copy_from_slice(&v1);
+    let mut st = [v0, v1];
     let mut a = [v0[0], v0[1], v0[2], v0[3]];
     let mut e = [v1[0], v1[1], v1[2], v1[3]];
     // SAFETY: 32-byte unaligned loads of the two 32-byte static masks.
@@ -485,15 +488,13 @@ unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
     for _ in 0..dr {
         dround16(&mut a, &mut e, &mut st, rot);
     }
-    let mut x0: [__m256i; 16] = st[..16].try_into().unwrap_or([_mm256_setzero_si256(); 16]);
-    let mut x1: [__m256i; 16] = st[16..].try_into().unwrap_or([_mm256_setzero_si256(); 16]);
-    x0[..4].copy_from_slice(&a);
-    x1[..4].copy_from_slice(&e);
+    st[0][..4].copy_from_slice(&a);
+    st[1][..4].copy_from_slice(&e);
     // SAFETY: blocks 0..8 and 8..16 lie inside the caller's 1024 bytes.
     unsafe {
-        finish8::<false>(x0, &v0, inp, out, 8, core::ptr::null_mut());
+        finish8::<false>(st[0], &v0, inp, out, 8, core::ptr::null_mut());
         finish8::<false>(
-            x1,
+            st[1],
             &v1,
             inp.add(512),
             out.add(512),
