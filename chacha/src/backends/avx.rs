@@ -492,9 +492,9 @@ unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
     st[1][..4].copy_from_slice(&e);
     // SAFETY: blocks 0..8 and 8..16 lie inside the caller's 1024 bytes.
     unsafe {
-        finish8::<false>(st[0], &v0, inp, out, 8, core::ptr::null_mut());
+        finish8::<false>(&st[0], &v0, inp, out, 8, core::ptr::null_mut());
         finish8::<false>(
-            st[1],
+            &st[1],
             &v1,
             inp.add(512),
             out.add(512),
@@ -532,77 +532,92 @@ unsafe fn pass8<const KS: bool>(
         dround8(&mut x, &mut spill);
     }
     // SAFETY: per this function's contract.
-    unsafe { finish8::<KS>(x, &v, inp, out, n, ks) };
+    unsafe { finish8::<KS>(&x, &v, inp, out, n, ks) };
 }
 
-/// The end of an 8-block pass: the input state `v` added, the words
-/// transposed into blocks, and blocks `0..n` XORed into place (block `n`'s
-/// keystream to `ks` with `KS`, see [`pass8`]).
-///
-/// # Safety
-/// As [`pass8`].
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn finish8<const KS: bool>(
-    mut x: [__m256i; 16],
-    v: &[__m256i; 16],
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-    ks: *mut u8,
-) {
-    for i in 0..16 {
-        x[i] = add8(x[i], v[i]);
-    }
-    let g0 = transpose8(x[0], x[1], x[2], x[3]);
-    let g1 = transpose8(x[4], x[5], x[6], x[7]);
-    let g2 = transpose8(x[8], x[9], x[10], x[11]);
-    let g3 = transpose8(x[12], x[13], x[14], x[15]);
-    for k in 0..4 {
-        if k < n || (KS && k == n && !ks.is_null()) {
-            let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
-            let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
-            // SAFETY: block k < n lies inside the caller's 64 * n bytes;
-            // `ks` is valid for 64 bytes when not null.
-            unsafe { put(inp, out, k, n, ks, a, b) };
+/// `finish8` (the end of an 8-block pass) and its `put`, written once for
+/// the AVX2 and the AVX-512VL modules and compiled for each module's
+/// features (the body calls the invoking module's `add8`): the AVX-512
+/// copy keeps its temporaries in the sixteen registers AVX2 lacks.
+macro_rules! finish8_fns {
+    ($features:literal) => {
+        /// The end of an 8-block pass: the input state `v` added to `x`, the
+        /// words transposed into blocks, and blocks `0..n` XORed into place;
+        /// with `KS` and `ks` not null (and `n < 8`), block `n`'s keystream
+        /// goes to `ks`.
+        ///
+        /// # Safety
+        /// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for
+        /// 64 bytes; the CPU has the features the macro names.
+        #[inline]
+        #[target_feature(enable = $features)]
+        unsafe fn finish8<const KS: bool>(
+            x: &[__m256i; 16],
+            v: &[__m256i; 16],
+            inp: *const u8,
+            out: *mut u8,
+            n: usize,
+            ks: *mut u8,
+        ) {
+            let mut x = *x;
+            for i in 0..16 {
+                x[i] = add8(x[i], v[i]);
+            }
+            let g0 = transpose8(x[0], x[1], x[2], x[3]);
+            let g1 = transpose8(x[4], x[5], x[6], x[7]);
+            let g2 = transpose8(x[8], x[9], x[10], x[11]);
+            let g3 = transpose8(x[12], x[13], x[14], x[15]);
+            for k in 0..4 {
+                if k < n || (KS && k == n && !ks.is_null()) {
+                    let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
+                    let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
+                    // SAFETY: block k < n lies inside the caller's 64 * n
+                    // bytes; `ks` is valid for 64 bytes when not null.
+                    unsafe { put(inp, out, k, n, ks, a, b) };
+                }
+                if k + 4 < n || (KS && k + 4 == n && !ks.is_null()) {
+                    let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
+                    let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
+                    // SAFETY: as above, for block k + 4.
+                    unsafe { put(inp, out, k + 4, n, ks, a, b) };
+                }
+            }
         }
-        if k + 4 < n || (KS && k + 4 == n && !ks.is_null()) {
-            let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
-            let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
-            // SAFETY: as above, for block k + 4.
-            unsafe { put(inp, out, k + 4, n, ks, a, b) };
-        }
-    }
-}
 
-/// Block `idx` of a pass: XORed into place when `idx < n`, else (`idx ==
-/// n`) its keystream stored to `ks`.
-///
-/// # Safety
-/// `idx < n`: `inp` and `out` valid for `64 * n` bytes; `idx == n`: `ks`
-/// valid for 64 bytes; AVX2 available.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn put(
-    inp: *const u8,
-    out: *mut u8,
-    idx: usize,
-    n: usize,
-    ks: *mut u8,
-    a: __m256i,
-    b: __m256i,
-) {
-    // SAFETY: per the contract above; unaligned stores.
-    unsafe {
-        if idx < n {
-            xor_store256(inp, out, 64 * idx, a);
-            xor_store256(inp, out, 64 * idx + 32, b);
-        } else {
-            _mm256_storeu_si256(ks.cast(), a);
-            _mm256_storeu_si256(ks.add(32).cast(), b);
+        /// Block `idx` of a pass: XORed into place when `idx < n`, else
+        /// (`idx == n`) its keystream stored to `ks`.
+        ///
+        /// # Safety
+        /// `idx < n`: `inp` and `out` valid for `64 * n` bytes; `idx ==
+        /// n`: `ks` valid for 64 bytes; the CPU has the features the macro
+        /// names.
+        #[inline]
+        #[target_feature(enable = $features)]
+        unsafe fn put(
+            inp: *const u8,
+            out: *mut u8,
+            idx: usize,
+            n: usize,
+            ks: *mut u8,
+            a: __m256i,
+            b: __m256i,
+        ) {
+            // SAFETY: per the contract above; unaligned stores.
+            unsafe {
+                if idx < n {
+                    xor_store256(inp, out, 64 * idx, a);
+                    xor_store256(inp, out, 64 * idx + 32, b);
+                } else {
+                    _mm256_storeu_si256(ks.cast(), a);
+                    _mm256_storeu_si256(ks.add(32).cast(), b);
+                }
+            }
         }
-    }
+    };
 }
+pub(super) use finish8_fns;
+
+finish8_fns!("avx2");
 
 /// Rows of one block: the column round, then the diagonal round with the
 /// rows rotated into place and back.

@@ -649,76 +649,7 @@ macro_rules! rounds_2x8 {
     }};
 }
 
-/// Add the input state `v` to the 8-block state `x`, transpose and XOR the
-/// first `n` blocks into place; if `ks` is not null (and `n < 8`), also
-/// store the keystream of block `n` there.
-///
-/// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
-/// bytes; AVX-512F/VL available.
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn finish8<const KS: bool>(
-    x: &[__m256i; 16],
-    v: &[__m256i; 16],
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-    ks: *mut u8,
-) {
-    let mut x = *x;
-    for i in 0..16 {
-        x[i] = add8(x[i], v[i]);
-    }
-    let g0 = transpose8(x[0], x[1], x[2], x[3]);
-    let g1 = transpose8(x[4], x[5], x[6], x[7]);
-    let g2 = transpose8(x[8], x[9], x[10], x[11]);
-    let g3 = transpose8(x[12], x[13], x[14], x[15]);
-    for k in 0..4 {
-        if k < n || (KS && k == n && !ks.is_null()) {
-            let a = _mm256_permute2x128_si256::<0x20>(g0[k], g1[k]);
-            let b = _mm256_permute2x128_si256::<0x20>(g2[k], g3[k]);
-            // SAFETY: block k < n lies inside the caller's 64 * n bytes;
-            // `ks` is valid for 64 bytes when not null.
-            unsafe { put(inp, out, k, n, ks, a, b) };
-        }
-        if k + 4 < n || (KS && k + 4 == n && !ks.is_null()) {
-            let a = _mm256_permute2x128_si256::<0x31>(g0[k], g1[k]);
-            let b = _mm256_permute2x128_si256::<0x31>(g2[k], g3[k]);
-            // SAFETY: as above, for block k + 4.
-            unsafe { put(inp, out, k + 4, n, ks, a, b) };
-        }
-    }
-}
-
-/// Block `idx` of a pass: XORed into place when `idx < n`, else (`idx ==
-/// n`) its keystream stored to `ks`.
-///
-/// # Safety
-/// `idx < n`: `inp` and `out` valid for `64 * n` bytes; `idx == n`: `ks`
-/// valid for 64 bytes; AVX-512F/VL available.
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn put(
-    inp: *const u8,
-    out: *mut u8,
-    idx: usize,
-    n: usize,
-    ks: *mut u8,
-    a: __m256i,
-    b: __m256i,
-) {
-    // SAFETY: per the contract above; unaligned stores.
-    unsafe {
-        if idx < n {
-            xor_store256(inp, out, 64 * idx, a);
-            xor_store256(inp, out, 64 * idx + 32, b);
-        } else {
-            _mm256_storeu_si256(ks.cast(), a);
-            _mm256_storeu_si256(ks.add(32).cast(), b);
-        }
-    }
-}
+super::avx::finish8_fns!("avx512f,avx512vl");
 
 /// Up to 16 blocks (`n` in 1..=16) as two interleaved 8-block ymm sets;
 /// with `ks` not null (and `n < 16`), block `n`'s keystream goes there.
