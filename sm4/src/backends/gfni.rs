@@ -187,18 +187,22 @@ macro_rules! bulk_round {
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
 unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let bswap = _mm512_broadcast_i32x4(bswap32());
     let mut x = [[_mm512_setzero_si512(); 4]; G];
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm512_setzero_si512(); 4];
         for (i, zi) in z.iter_mut().enumerate() {
             // SAFETY: in bounds by the caller's contract (block 16g + 4i..+4).
-            let v = unsafe { _mm512_loadu_si512(inp.add(256 * g + 64 * i).cast()) };
-            *zi = _mm512_shuffle_epi8(v, bswap);
+            *zi = unsafe { _mm512_loadu_si512(inp.add(256 * g + 64 * i).cast()) };
         }
         *xg = transpose(z);
     }
-    let rot = rotations();
+    // The words stay byte-reversed (as loaded): the S-box and the affine
+    // maps work bytewise, and a rotation of a word by 8 or 24 is one by 24
+    // or 8 of its byte-reversed form, so the round swaps those two masks
+    // and takes byte-reversed keys instead of swapping every block's bytes
+    // on the way in and out.
+    let [r8, r16, r24] = rotations();
+    let rot = [r24, r16, r8];
     let m1 = _mm512_set1_epi64(PRE);
     let m1_inv = _mm512_set1_epi64(PRE_INV);
     let [mut x0, mut x1, mut x2, mut x3] = [[_mm512_setzero_si512(); G]; 4];
@@ -206,7 +210,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm512_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys(rk);
+    let km = mapped_keys(rk).map(u32::swap_bytes);
     let m = [SA, SD, SE].map(|v| _mm512_set1_epi64(v));
     let k = |i: usize| km[i..].as_ptr();
     let mut p = [_mm512_setzero_si512(); G];
@@ -230,9 +234,8 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
         for (i, zi) in z.iter().enumerate() {
-            let v = _mm512_shuffle_epi8(*zi, bswap);
             // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm512_storeu_si512(out.add(256 * g + 64 * i).cast(), v) };
+            unsafe { _mm512_storeu_si512(out.add(256 * g + 64 * i).cast(), *zi) };
         }
     }
 }

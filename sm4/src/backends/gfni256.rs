@@ -233,14 +233,17 @@ fn xor2<const G: usize>(b: &[__m256i; G], c: &[__m256i; G]) -> [__m256i; G] {
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
 unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let sh = shuffles();
+    // The words stay byte-reversed, as in `gfni::groups`: rotations by 8
+    // and 24 trade places, the keys are byte-swapped, and no block's bytes
+    // are swapped on the way in or out.
+    let [bswap, r8, r16, r24] = shuffles();
+    let sh = [bswap, r24, r16, r8];
     let mut x = [[_mm256_setzero_si256(); 4]; G];
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm256_setzero_si256(); 4];
         for (i, zi) in z.iter_mut().enumerate() {
             // SAFETY: in bounds by the caller's contract.
-            let v = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
-            *zi = _mm256_shuffle_epi8(v, sh[0]);
+            *zi = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
         }
         *xg = transpose(z);
     }
@@ -251,7 +254,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys(rk);
+    let km = mapped_keys(rk).map(u32::swap_bytes);
     // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
         let p = xor2(&x2, &x3);
@@ -267,9 +270,8 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
         for (i, zi) in z.iter().enumerate() {
-            let v = _mm256_shuffle_epi8(*zi, sh[0]);
             // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), v) };
+            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), *zi) };
         }
     }
 }
