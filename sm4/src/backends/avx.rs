@@ -122,26 +122,26 @@ fn nibble_map(x: __m256i, lo: __m256i, hi: __m256i) -> __m256i {
     _mm256_xor_si256(_mm256_shuffle_epi8(lo, l), _mm256_shuffle_epi8(hi, h))
 }
 
-/// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.
+/// `pshufb` indexes that rotate each 32-bit word left by 8, 16 and 24 when
+/// the words are kept byte-reversed, as x86 loads them (lane rotations by
+/// 24, 16 and 8). Every other map of the round is bytewise, so no block's
+/// bytes are swapped on the way in or out; the round keys are stored
+/// byte-reversed ([`expand_key`]).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn shuffles() -> [__m256i; 4] {
+fn rotations() -> [__m256i; 3] {
     let mut v = [
         _mm256_setr_epi8(
-            3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10,
-            9, 8, 15, 14, 13, 12,
-        ),
-        _mm256_setr_epi8(
-            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9,
-            10, 15, 12, 13, 14,
+            1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
+            11, 8, 13, 14, 15, 12,
         ),
         _mm256_setr_epi8(
             2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
             8, 9, 14, 15, 12, 13,
         ),
         _mm256_setr_epi8(
-            1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
-            11, 8, 13, 14, 15, 12,
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9,
+            10, 15, 12, 13, 14,
         ),
     ];
     // Hide the constants from LLVM, which would otherwise turn the rotation
@@ -201,13 +201,13 @@ fn sbox_word(x: u32) -> u32 {
 #[target_feature(enable = "avx2,aes")]
 pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
     // SAFETY: AVX2 and AES-NI, per this function's contract.
-    map_keys(&unsafe { schedule(key) })
+    map_keys(&unsafe { schedule(key) }).map(u32::swap_bytes)
 }
 
 /// The round keys as the portable code defines them, with the S-box
 /// through AESENCLAST. [`expand_key`] stores them mapped to the AES-field
-/// basis, the form the rounds use (so a one-block call does not map 32
-/// keys first).
+/// basis and byte-reversed, the form the rounds use (so a one-block call
+/// does not map 32 keys first).
 ///
 /// # Safety
 /// The CPU supports AVX2 and AES-NI.
@@ -231,7 +231,7 @@ fn round1(
     c: __m128i,
     d: __m128i,
     km: u32,
-    sh: &[__m256i; 4],
+    sh: &[__m256i; 3],
 ) -> (__m128i, __m128i) {
     let km = _mm_set1_epi32(km as i32);
     // `X_c ^ X_d ^ k'` serves both outputs: `y' = X_a ^ M1·L(s) ^ cdk` and
@@ -250,8 +250,8 @@ fn round1(
     let r = |x: __m128i, i: usize| _mm_shuffle_epi8(x, opaque(_mm256_castsi256_si128(sh[i])));
     // Balanced XOR trees, pinned so that LLVM does not reassociate them
     // into one long chain on the critical path.
-    let p = opaque(_mm_xor_si128(r(sd, 1), r(sd, 2)));
-    let e = r(se, 3);
+    let p = opaque(_mm_xor_si128(r(sd, 0), r(sd, 1)));
+    let e = r(se, 2);
     let q = opaque(_mm_xor_si128(e, opaque(_mm_xor_si128(sa, zz))));
     let y = _mm_xor_si128(p, q);
     (_mm_xor_si128(y, cdk), y)
@@ -296,7 +296,7 @@ fn round<const G: usize>(
     b: &[__m256i; G],
     p: &[__m256i; G],
     km: u32,
-    sh: &[__m256i; 4],
+    sh: &[__m256i; 3],
 ) {
     let km = _mm256_set1_epi32(km as i32);
     let m = _mm256_set1_epi8(0x0f);
@@ -318,11 +318,11 @@ fn round<const G: usize>(
         let sd = look(&SD_LO, &SD_HI);
         let se = look(&SE_LO, &SE_HI);
         let u = _mm256_xor_si256(
+            _mm256_shuffle_epi8(sd, sh[0]),
             _mm256_shuffle_epi8(sd, sh[1]),
-            _mm256_shuffle_epi8(sd, sh[2]),
         );
         // sA = sD ^ sE (see `SA_LO`): fewer shuffles.
-        let v = _mm256_xor_si256(_mm256_shuffle_epi8(se, sh[3]), _mm256_xor_si256(sd, se));
+        let v = _mm256_xor_si256(_mm256_shuffle_epi8(se, sh[2]), _mm256_xor_si256(sd, se));
         a[g] = _mm256_xor_si256(a[g], _mm256_xor_si256(u, v));
     }
 }
@@ -364,14 +364,13 @@ fn map_keys(rk: &[u32; 32]) -> [u32; 32] {
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let sh = shuffles();
+    let sh = rotations();
     let mut x = [[_mm256_setzero_si256(); 4]; G];
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm256_setzero_si256(); 4];
         for (i, zi) in z.iter_mut().enumerate() {
             // SAFETY: in bounds by the caller's contract.
-            let v = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
-            *zi = _mm256_shuffle_epi8(v, sh[0]);
+            *zi = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
         }
         *xg = transpose(z);
     }
@@ -397,9 +396,8 @@ unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
         for (i, zi) in z.iter().enumerate() {
-            let v = _mm256_shuffle_epi8(*zi, sh[0]);
             // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), v) };
+            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), *zi) };
         }
     }
 }
@@ -412,10 +410,9 @@ unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let sh = shuffles();
-    let bswap = _mm256_castsi256_si128(sh[0]);
+    let sh = rotations();
     // SAFETY: one readable block.
-    let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    let v = unsafe { _mm_loadu_si128(inp.cast()) };
     let v = nibble_map128(v, &M1_LO, &M1_HI);
     let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
@@ -435,7 +432,6 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
     let v = nibble_map128(_mm_unpacklo_epi64(lo, hi), &M1_INV_LO, &M1_INV_HI);
-    let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }

@@ -10,7 +10,10 @@
 //! `sA`, `sD`, `sE` with `M1·L(S(t)) = sA ^ rol8(sD) ^ rol16(sD) ^
 //! rol24(sE)` (the bit rotation by 2 split into bytewise shifts folded
 //! into the matrices). No first affine step and no bit rotation remain in
-//! the round.
+//! the round. The words stay byte-reversed, as x86 loads them: every map
+//! is bytewise but the rotations by 8 and 24, which trade places, so no
+//! block's bytes are swapped on the way in or out (the round keys are,
+//! once per call).
 //!
 //! Bulk: 16 blocks per group in four zmm registers, register `i` holding
 //! word `i` of every block (a 4×4 word transposition inside each 128-bit
@@ -42,14 +45,6 @@ const PRE_C: i32 = 0x3e;
 const POST: i64 = 0xf3ab_34a9_74a6_b589_u64 as i64;
 #[cfg(test)]
 const POST_C: i32 = 0xd3;
-
-/// `pshufb` index: byte swap inside each 32-bit word (SM4 words are big
-/// endian).
-#[inline]
-#[target_feature(enable = "sse2")]
-fn bswap32() -> __m128i {
-    _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12)
-}
 
 #[cfg(test)]
 #[inline]
@@ -210,7 +205,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm512_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys(rk).map(u32::swap_bytes);
+    let km = mapped_keys::<true>(rk);
     let m = [SA, SD, SE].map(|v| _mm512_set1_epi64(v));
     let k = |i: usize| km[i..].as_ptr();
     let mut p = [_mm512_setzero_si512(); G];
@@ -268,16 +263,19 @@ fn aff<const C: i32>(x: __m128i, m: i64) -> __m128i {
 
 /// One single-block round on the state kept as `X = M1·x` (`M1` the matrix
 /// of [`PRE`]; linear and bytewise, so it commutes with XOR and with byte
-/// rotations), every word broadcast to all four lanes of its register.
+/// rotations), every word broadcast to all four lanes of its register and
+/// byte-reversed (as loaded; see [`groups`]), so that the rotations by 8
+/// and 24 below are lane rotations by 24 and 8.
 /// `$y = M1·t + c1` comes in as this round's S-box input after the first
 /// affine step and leaves as the next round's; `$a` becomes `X_a ^ M1·L(s)`
 /// (`s` the S-box output). With `sA = sD ^ sE` (the constants agree too:
 /// `0x72 = 0x63 ^ 0x11`), `M1·L(s) = sD ^ sE ^ rol8(sD) ^ rol16(sD) ^
 /// rol24(sE)`: two `gf2p8affineinvqb` of `y`. `$km` points to the next
-/// round's mapped key `M1·k' + c1`; with `k = X_c ^ X_d ^ (M1·k' + c1)`, the
-/// next input is `y' = (sD ^ sE ^ X_a ^ k) ^ (rol8(sD) ^ rol16(sD) ^
-/// rol24(sE))` and the new `X_a = y' ^ k`. `$md`, `$me`: the matrices `SD`,
-/// `SE` (broadcast); `$rol8`: the `vpshufb` index of the rotation by 8.
+/// round's mapped key `M1·k' + c1` (byte-reversed); with `k = X_c ^ X_d ^
+/// (M1·k' + c1)`, the next input is `y' = (sD ^ sE ^ X_a ^ k) ^ (rol8(sD) ^
+/// rol16(sD) ^ rol24(sE))` and the new `X_a = y' ^ k`. `$md`, `$me`: the
+/// matrices `SD`, `SE` (broadcast); `$rol8`: the `vpshufb` index of the
+/// rotation by 8, that is, of the lane rotation by 24.
 ///
 /// Written in assembly for the shape of its data flow: on Golden Cove a
 /// GFNI result reaches an integer vector instruction about two cycles late,
@@ -302,7 +300,7 @@ macro_rules! round1 {
                 "vpxord {y}, {k}, {a}",
                 "vpshufb {r8}, {sd}, {rol8}",
                 "vprold {r16}, {sd}, 16",
-                "vprold {r24}, {se}, 24",
+                "vprold {r24}, {se}, 8",
                 "vpternlogd {y}, {sd}, {se}, 0x96",
                 "vpternlogd {r8}, {r16}, {r24}, 0x96",
                 "vpxord {y}, {y}, {r8}",
@@ -334,9 +332,9 @@ macro_rules! round1 {
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
 unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let bswap = bswap32();
-    // SAFETY: one readable block.
-    let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    // SAFETY: one readable block; its words stay byte-reversed (see
+    // [`round1`]).
+    let v = unsafe { _mm_loadu_si128(inp.cast()) };
     // X = M1·x for the whole block at once (bytewise map).
     let v = aff::<0>(v, PRE);
     let (mut x0, mut x1, mut x2, mut x3) = (
@@ -345,9 +343,9 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let km = mapped_keys(rk);
+    let km = mapped_keys::<true>(rk);
     let (sd, se) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
-    let rol8 = _mm512_castsi512_si128(rotations()[0]);
+    let rol8 = _mm512_castsi512_si128(rotations()[2]);
     let mut y =
         _mm_ternarylogic_epi32::<0x96>(x1, x2, _mm_xor_si128(x3, _mm_set1_epi32(km[0] as i32)));
     // Round i reads the key of round i + 1 (the last round a spare).
@@ -361,7 +359,6 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
     let v = aff::<0>(_mm_unpacklo_epi64(lo, hi), PRE_INV);
-    let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }

@@ -154,17 +154,22 @@ macro_rules! round1 {
 }
 
 /// Round keys in the AES-field basis, `M1·k + c1` (bytewise), for all 32
-/// rounds at once (used by `gfni` too).
+/// rounds at once (used by `gfni` too); with `REVERSED`, each key
+/// byte-reversed, for the rounds that keep the words as x86 loads them.
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
-pub(crate) fn mapped_keys(rk: &[u32; 32]) -> [u32; 32] {
+pub(crate) fn mapped_keys<const REVERSED: bool>(rk: &[u32; 32]) -> [u32; 32] {
     let m1 = _mm256_set1_epi64x(PRE);
+    let bswap = shuffles()[0];
     let mut km = [0u32; 32];
     for h in 0..4 {
         // SAFETY: `rk` and `km` hold 32 words; words 8h..8h+8 are in bounds.
         unsafe {
             let v = _mm256_loadu_si256(rk.as_ptr().add(8 * h).cast());
-            let v = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
+            let mut v = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
+            if REVERSED {
+                v = _mm256_shuffle_epi8(v, bswap);
+            }
             _mm256_storeu_si256(km.as_mut_ptr().add(8 * h).cast(), v);
         }
     }
@@ -254,7 +259,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys(rk).map(u32::swap_bytes);
+    let km = mapped_keys::<true>(rk);
     // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
         let p = xor2(&x2, &x3);
@@ -294,7 +299,7 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let km = mapped_keys(rk);
+    let km = mapped_keys::<false>(rk);
     let (md, me) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
     let rot = [1, 2, 3].map(|i| _mm256_castsi256_si128(sh[i]));
     let rot = rot.as_ptr();
