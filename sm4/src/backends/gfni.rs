@@ -205,7 +205,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm512_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys::<true>(rk);
+    let km = mapped_keys(rk);
     let m = [SA, SD, SE].map(|v| _mm512_set1_epi64(v));
     let k = |i: usize| km[i..].as_ptr();
     let mut p = [_mm512_setzero_si512(); G];
@@ -343,7 +343,7 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let km = mapped_keys::<true>(rk);
+    let km = mapped_keys(rk);
     let (sd, se) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
     let rol8 = _mm512_castsi512_si128(rotations()[2]);
     let mut y =

@@ -100,7 +100,8 @@ fn sbox256(x: __m256i) -> __m256i {
 /// key `M1·k' + c1`; with `k = X_c ^ X_d ^ (M1·k' + c1)`, `y' = X_a ^ k ^
 /// rol24(sE) ^ sA ^ (rol8(sD) ^ rol16(sD))` and the new `X_a = y' ^ k`.
 /// `$md`, `$me`: the matrices `SD`, `SE` (broadcast); `$rot` points to
-/// the `vpshufb` indexes of the rotations by 8, 16 and 24.
+/// the `vpshufb` indexes of the rotations by 8, 16 and 24 (of words kept
+/// byte-reversed, as in [`groups`]: lane rotations by 24, 16 and 8).
 ///
 /// In assembly for the shape of its data flow, as in `gfni.rs`: a GFNI
 /// result reaches the integer vector unit late (about two cycles on Golden
@@ -154,11 +155,11 @@ macro_rules! round1 {
 }
 
 /// Round keys in the AES-field basis, `M1·k + c1` (bytewise), for all 32
-/// rounds at once (used by `gfni` too); with `REVERSED`, each key
-/// byte-reversed, for the rounds that keep the words as x86 loads them.
+/// rounds at once (used by `gfni` too), each byte-reversed: the rounds keep
+/// the words as x86 loads them (see [`groups`]).
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
-pub(crate) fn mapped_keys<const REVERSED: bool>(rk: &[u32; 32]) -> [u32; 32] {
+pub(crate) fn mapped_keys(rk: &[u32; 32]) -> [u32; 32] {
     let m1 = _mm256_set1_epi64x(PRE);
     let bswap = shuffles()[0];
     let mut km = [0u32; 32];
@@ -166,10 +167,8 @@ pub(crate) fn mapped_keys<const REVERSED: bool>(rk: &[u32; 32]) -> [u32; 32] {
         // SAFETY: `rk` and `km` hold 32 words; words 8h..8h+8 are in bounds.
         unsafe {
             let v = _mm256_loadu_si256(rk.as_ptr().add(8 * h).cast());
-            let mut v = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
-            if REVERSED {
-                v = _mm256_shuffle_epi8(v, bswap);
-            }
+            let v = _mm256_gf2p8affine_epi64_epi8::<PRE_C>(v, m1);
+            let v = _mm256_shuffle_epi8(v, bswap);
             _mm256_storeu_si256(km.as_mut_ptr().add(8 * h).cast(), v);
         }
     }
@@ -259,7 +258,7 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys::<true>(rk);
+    let km = mapped_keys(rk);
     // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
         let p = xor2(&x2, &x3);
@@ -289,9 +288,9 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
 #[target_feature(enable = "gfni,avx2")]
 unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let sh = shuffles();
-    let bswap = _mm256_castsi256_si128(sh[0]);
-    // SAFETY: one readable block.
-    let v = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(inp.cast()) }, bswap);
+    // SAFETY: one readable block; its words stay byte-reversed (see
+    // [`groups`]).
+    let v = unsafe { _mm_loadu_si128(inp.cast()) };
     let v = _mm_gf2p8affine_epi64_epi8::<0>(v, _mm_set1_epi64x(PRE));
     let (mut x0, mut x1, mut x2, mut x3) = (
         _mm_shuffle_epi32::<0x00>(v),
@@ -299,9 +298,9 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let km = mapped_keys::<false>(rk);
+    let km = mapped_keys(rk);
     let (md, me) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
-    let rot = [1, 2, 3].map(|i| _mm256_castsi256_si128(sh[i]));
+    let rot = [3, 2, 1].map(|i| _mm256_castsi256_si128(sh[i]));
     let rot = rot.as_ptr();
     let mut y = _mm_xor_si128(
         _mm_xor_si128(x1, x2),
@@ -318,7 +317,6 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
     let v = _mm_gf2p8affine_epi64_epi8::<0>(_mm_unpacklo_epi64(lo, hi), _mm_set1_epi64x(PRE_INV));
-    let v = _mm_shuffle_epi8(v, bswap);
     // SAFETY: one writable block.
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
