@@ -420,7 +420,8 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    // The round keys come mapped to the AES-field basis (`expand_key`).
+    // The round keys come mapped to the AES-field basis and byte-reversed
+    // (`expand_key`).
     let k0 = _mm_set1_epi32(km[0] as i32);
     let mut y = _mm_xor_si128(_mm_xor_si128(x1, x2), _mm_xor_si128(x3, k0));
     for r in (0..32).step_by(4) {
