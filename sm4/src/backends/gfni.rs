@@ -13,7 +13,7 @@
 //! the round. The words stay byte-reversed, as x86 loads them: every map
 //! is bytewise but the rotations by 8 and 24, which trade places, so no
 //! block's bytes are swapped on the way in or out (the round keys are,
-//! once per call).
+//! once per key, in `gfni256::expand_key`).
 //!
 //! Bulk: 16 blocks per group in four zmm registers, register `i` holding
 //! word `i` of every block (a 4×4 word transposition inside each 128-bit
@@ -27,14 +27,12 @@ use core::arch::x86_64::*;
 
 use cipher::{Block, InOut, InOutBuf, consts::U64};
 
-use super::gfni256::mapped_keys;
-
 /// Blocks per batch: four interleaved 16-block groups.
 pub(crate) type ParBlocks = U64;
 
 /// `gf2p8affineqb` matrix and constant: SM4 input affine map, then the
 /// isomorphism into the AES field (the constant is applied to the round
-/// keys, by `gfni256::mapped_keys`, and by the unit test).
+/// keys, by `gfni256::expand_key`, and by the unit test).
 const PRE: i64 = 0x4c28_7db9_1a22_505d;
 #[cfg(test)]
 const PRE_C: i32 = 0x3e;
@@ -181,7 +179,7 @@ macro_rules! bulk_round {
 /// or disjoint.
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     let mut x = [[_mm512_setzero_si512(); 4]; G];
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm512_setzero_si512(); 4];
@@ -205,7 +203,6 @@ unsafe fn groups<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         // X = M1·x: the state in the AES-field basis.
         [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| _mm512_gf2p8affine_epi64_epi8::<0>(w, m1));
     }
-    let km = mapped_keys(rk);
     let m = [SA, SD, SE].map(|v| _mm512_set1_epi64(v));
     let k = |i: usize| km[i..].as_ptr();
     let mut p = [_mm512_setzero_si512(); G];
@@ -331,7 +328,7 @@ macro_rules! round1 {
 /// `inp` is readable and `out` writable for one block.
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     // SAFETY: one readable block; its words stay byte-reversed (see
     // [`round1`]).
     let v = unsafe { _mm_loadu_si128(inp.cast()) };
@@ -343,7 +340,6 @@ unsafe fn one(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
         _mm_shuffle_epi32::<0xaa>(v),
         _mm_shuffle_epi32::<0xff>(v),
     );
-    let km = mapped_keys(rk);
     let (sd, se) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
     let rol8 = _mm512_castsi512_si128(rotations()[2]);
     let mut y =
