@@ -404,7 +404,8 @@ pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<cr
         *b.get_out() = out.into();
         return;
     }
-    let keys: [Word16; 32] = core::array::from_fn(|i| slice_key(rk[i] ^ KEY_OFFSETS[i]));
+    #[allow(unused_mut)] // mutated only to wipe it, under `zeroize`
+    let mut keys: [Word16; 32] = core::array::from_fn(|i| slice_key(rk[i] ^ KEY_OFFSETS[i]));
     let mut done = 0;
     while done < n {
         let m = core::cmp::min(16, n - done);
@@ -428,6 +429,9 @@ pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<cr
         }
         done += m;
     }
+    // The sliced schedule is a 2 KiB copy of the key on the stack.
+    #[cfg(feature = "zeroize")]
+    zeroize::Zeroize::zeroize(&mut keys);
 }
 
 #[cfg(test)]
