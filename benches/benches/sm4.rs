@@ -1,5 +1,6 @@
 //! Criterion benches for SM4 (regression tracking): a few modes at 4096
-//! bytes on the backend this CPU picks, and the RustCrypto `sm4` crate.
+//! bytes on the backend this CPU picks, the key schedule on every backend
+//! this CPU has, and the RustCrypto `sm4` crate.
 use cipher::{
     BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser, InnerIvInit, KeyInit,
     StreamCipher, array::Array, common::InnerInit, consts::U16,
@@ -47,10 +48,27 @@ where
     g.finish();
 }
 
+/// `Sm4::new` per backend: the key schedule (32 serial S-box evaluations
+/// on one word) and the reversed decryption copy.
+fn key_setup(c: &mut Criterion) {
+    let key = [0x42u8; 16];
+    let mut g = c.benchmark_group("sm4/key-setup");
+    for backend in sm4::Backend::ALL.into_iter().filter(|b| b.is_available()) {
+        g.bench_function(backend.name(), |b| {
+            b.iter(|| sm4::Sm4::with_backend(black_box(&key), backend))
+        });
+    }
+    g.bench_function("rustcrypto-sm4", |b| {
+        b.iter(|| rc_sm4::Sm4::new(black_box(&key).into()))
+    });
+    g.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let key = [0x42u8; 16];
     group(c, sm4::backend(), sm4::Sm4::new(&key.into()));
     group(c, "rustcrypto-sm4", rc_sm4::Sm4::new(&key.into()));
+    key_setup(c);
 }
 
 criterion_group!(benches, bench);
