@@ -35,7 +35,6 @@ const SBOX_OUT: u32 = 0xd3d3_d3d3;
 /// circuit below is the same for both.
 trait Slice:
     Copy
-    + Default
     + core::ops::BitAnd<Output = Self>
     + core::ops::BitOr<Output = Self>
     + core::ops::BitXor<Output = Self>
