@@ -70,7 +70,7 @@ pub(crate) fn round<const HI: bool>(
     let ss1 = hide(a12.wrapping_add(t)).wrapping_add(e).rotate_left(7);
     let ss2 = ss1 ^ a12;
     let (ff, gg) = if HI {
-        ((a & (*b | c)) | (*b & c), (e & *f) | (!e & g))
+        ((a & (*b | c)) | (*b & c), ((*f ^ g) & e) ^ g)
     } else {
         (a ^ *b ^ c, e ^ *f ^ g)
     };
@@ -83,7 +83,9 @@ pub(crate) fn round<const HI: bool>(
 }
 
 /// Rounds `j..j + 4` (one full turn of the register renaming) on the
-/// variables `a..h`, with `W` from `$w[j..]`, `W'` from `$wp[j..]`.
+/// variables `a..h`, with `W` from `$w[j..]`, `W'` from `$wp[j..]` (the
+/// NEON backend's; `soft` keeps its message in a window instead).
+#[cfg_attr(not(target_arch = "aarch64"), allow(unused_macros))]
 macro_rules! four_rounds {
     ($hi:literal, $j:expr, $v:tt, $w:expr, $wp:expr, $hide:expr) => {
         four_rounds!(@ $hi, $j, $v, $w, $wp, $hide)
@@ -114,44 +116,75 @@ macro_rules! four_rounds {
 #[allow(unused_imports)] // used by the NEON backend only
 pub(crate) use four_rounds;
 
-/// The 64 rounds over a fully expanded message (`w`: 68 words, `wp`: 64
-/// words), added into `state`.
+/// `W_k` for `k >= 16` from the 16 words before it, held in `w` at their
+/// index mod 16; it is stored over `W_{k-16}`, its last use.
 #[inline(always)]
-pub(crate) fn rounds(state: &mut [u32; 8], w: &[u32; 68], wp: &[u32; 64]) {
-    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    for j in (0..16).step_by(4) {
-        four_rounds!(false, j, [a, b, c, d, e, f, g, h], w, wp, |x| x);
-    }
-    for j in (16..64).step_by(4) {
-        four_rounds!(true, j, [a, b, c, d, e, f, g, h], w, wp, |x| x);
-    }
-    for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
-        *s ^= v;
-    }
+fn expand_one(w: &mut [u32; 16], k: usize) -> u32 {
+    let x = p1(w[k % 16] ^ w[(k - 9) % 16] ^ w[(k - 3) % 16].rotate_left(15))
+        ^ w[(k - 13) % 16].rotate_left(7)
+        ^ w[(k - 6) % 16];
+    w[k % 16] = x;
+    x
 }
 
-/// Message expansion in scalar code.
-#[inline(always)]
-pub(crate) fn expand(block: &[u8; 64], w: &mut [u32; 68], wp: &mut [u32; 64]) {
-    for (i, chunk) in block.chunks_exact(4).enumerate() {
-        w[i] = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-    }
-    for j in 16..68 {
-        w[j] = p1(w[j - 16] ^ w[j - 9] ^ w[j - 3].rotate_left(15))
-            ^ w[j - 13].rotate_left(7)
-            ^ w[j - 6];
-    }
-    for j in 0..64 {
-        wp[j] = w[j] ^ w[j + 4];
-    }
+/// Round `j` on the variables `a..h` (named in this round's roles), with
+/// the message words in the 16-word window `w`: `W_{j+4}` (for `W'_j`) is
+/// expanded first, over `W_{j-12}`, which no later word needs.
+macro_rules! window_round {
+    ($hi:literal, $j:expr, $w:ident, [$a:ident, $b:ident, $c:ident, $d:ident,
+        $e:ident, $f:ident, $g:ident, $h:ident]) => {{
+        let j: usize = $j;
+        let ahead = if j + 4 < 16 { $w[j + 4] } else { expand_one(&mut $w, j + 4) };
+        let now = $w[j % 16];
+        round::<$hi>($a, &mut $b, $c, &mut $d, $e, &mut $f, $g, &mut $h,
+            now, now ^ ahead, T[j], |x| x);
+    }};
 }
 
-/// Compress `blocks` into `state`.
+/// Rounds `j..j + 4`: one full turn of the register renaming.
+macro_rules! window_rounds {
+    ($hi:literal, $j:expr, $w:ident, [$a:ident, $b:ident, $c:ident, $d:ident,
+        $e:ident, $f:ident, $g:ident, $h:ident]) => {{
+        window_round!($hi, $j, $w, [$a, $b, $c, $d, $e, $f, $g, $h]);
+        window_round!($hi, $j + 1, $w, [$d, $a, $b, $c, $h, $e, $f, $g]);
+        window_round!($hi, $j + 2, $w, [$c, $d, $a, $b, $g, $h, $e, $f]);
+        window_round!($hi, $j + 3, $w, [$b, $c, $d, $a, $f, $g, $h, $e]);
+    }};
+}
+
+/// Compress `blocks` into `state`. The message is expanded one word a
+/// round, four words ahead, in a 16-word window (the whole 68 + 64 words
+/// up front, stored and reloaded, ran about 25% slower).
 pub(crate) fn compress(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
-    let mut w = [0u32; 68];
-    let mut wp = [0u32; 64];
     for block in blocks {
-        expand(block, &mut w, &mut wp);
-        rounds(state, &w, &wp);
+        let mut w: [u32; 16] = core::array::from_fn(|i| {
+            u32::from_be_bytes([
+                block[4 * i],
+                block[4 * i + 1],
+                block[4 * i + 2],
+                block[4 * i + 3],
+            ])
+        });
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
+        // Written out so that every index is a constant.
+        window_rounds!(false, 0, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(false, 4, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(false, 8, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(false, 12, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 16, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 20, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 24, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 28, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 32, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 36, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 40, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 44, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 48, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 52, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 56, w, [a, b, c, d, e, f, g, h]);
+        window_rounds!(true, 60, w, [a, b, c, d, e, f, g, h]);
+        for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
+            *s ^= v;
+        }
     }
 }
