@@ -36,7 +36,7 @@ fn rounds(x: &mut [u32; 16], double_rounds: usize) {
 }
 
 /// One keystream block for counter `ctr`.
-#[inline]
+#[inline(always)]
 fn block(state: &[u32; 16], ctr: u64, legacy: bool, double_rounds: usize) -> [u8; 64] {
     let mut s = *state;
     s[12] = ctr as u32;
@@ -53,6 +53,33 @@ fn block(state: &[u32; 16], ctr: u64, legacy: bool, double_rounds: usize) -> [u8
 }
 
 pub(crate) fn xor_blocks(
+    state: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    double_rounds: usize,
+    buf: InOutBuf<'_, '_, u8>,
+) {
+    // A round count known at compile time lets the compiler unroll and
+    // schedule the rounds (ChaCha20, 12 and 8).
+    match double_rounds {
+        10 => xor_blocks_n::<10>(state, ctr, legacy, buf),
+        6 => xor_blocks_n::<6>(state, ctr, legacy, buf),
+        4 => xor_blocks_n::<4>(state, ctr, legacy, buf),
+        _ => xor_blocks_any(state, ctr, legacy, double_rounds, buf),
+    }
+}
+
+fn xor_blocks_n<const DR: usize>(
+    state: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    buf: InOutBuf<'_, '_, u8>,
+) {
+    xor_blocks_any(state, ctr, legacy, DR, buf)
+}
+
+#[inline(always)]
+fn xor_blocks_any(
     state: &[u32; 16],
     ctr: u64,
     legacy: bool,
