@@ -2,7 +2,7 @@
 # The whole test suite of the workspace, runnable on a fresh Linux machine
 # with rustup. It installs what it needs (rustfmt, clippy, the aarch64 target,
 # the aarch64 cross linker and qemu-user) when missing, then runs:
-#   1. rustfmt, actionlint on the workflows, clippy (-D warnings);
+#   1. rustfmt, actionlint on the workflows, clippy (-D warnings), rustdoc;
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
 #   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
@@ -78,6 +78,10 @@ fi
 
 step "clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "rustdoc (private items too; broken links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude benches --no-deps \
+    --document-private-items --quiet
 
 step "native tests ($(uname -m))"
 cargo test --workspace -- --nocapture

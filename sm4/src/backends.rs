@@ -130,7 +130,7 @@ cpufeatures::new!(cpu_avx2, "avx2");
 #[cfg(target_arch = "aarch64")]
 cpufeatures::new!(cpu_sm4, "sm4");
 
-/// GFNI present (CPUID.(EAX=7,ECX=0):ECX[8]); unlike cpufeatures' "gfni"
+/// GFNI present (CPUID.(EAX=7,ECX=0):ECX\[8\]); unlike cpufeatures' "gfni"
 /// this does not require the OS to enable zmm state, so AVX2-only CPUs
 /// with GFNI (Alder Lake E-cores, Tremont, Zen 3 has none) are found.
 /// Checked once per process: CPUID traps to the hypervisor in a VM, and

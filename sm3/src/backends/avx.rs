@@ -3,7 +3,7 @@
 //! registers (`rorx` keeps the rotations non-destructive). The approach of
 //! the Linux `sm3-avx` and libgcrypt code, written with intrinsics.
 //!
-//! The block loop is generated twice by [`engine`]: with the AVX
+//! The block loop is generated twice by `engine!`: with the AVX
 //! expansion, and with the AVX-512VL one, where a lane rotation is one
 //! `vprold` and a three-input XOR one `vpternlogd` (17 vector instructions
 //! per four words instead of 26; on Intel cores they share ports with the
@@ -135,8 +135,8 @@ const WP: usize = 4 * 68;
 ///
 /// Every round but the first of a block finds `H + W_j + GG_j` in `h`,
 /// made by the round before it, which adds `W_{j+1}` and `GG_{j+1}` into
-/// `g` (the next round's `H`) from `TT2` before `P0` (see [`lo_next`] and
-/// [`gg_next`]). The kinds: `lo_first` (round 0: computes its own `GG`),
+/// `g` (the next round's `H`) from `TT2` before `P0` (see `lo_next!` and
+/// `gg_next!`). The kinds: `lo_first` (round 0: computes its own `GG`),
 /// `lo` (rounds 1..15), `lo_hi` (round 15: `FF` of the first rounds, `GG`
 /// of the later ones for round 16), `hi` (16..63) and `hi_last` (63: no
 /// next round).
@@ -364,7 +364,7 @@ macro_rules! feed_forward {
     };
 }
 
-/// The block loop of `$compress` in [`engine`], with `$expand4` as the
+/// The block loop of `$compress` in `engine!`, with `$expand4` as the
 /// message expansion.
 macro_rules! compress_body {
     ($expand4:ident, $state:ident, $blocks:ident) => {{
