@@ -313,6 +313,29 @@ impl BlockCipherDecBackend for SoftBackend<'_> {
     }
 }
 
+/// Realign the calling frame to 64 bytes. The mode crates (`ctr`, `cbc`,
+/// `cfb-mode` through `cipher`) keep their batch buffers on the stack, in
+/// the closure that the runners below call, so where those buffers fall
+/// against cache lines followed the caller's stack offset: with ASLR off
+/// and the stack moved through the environment, `gfni` CTR at 4096 bytes
+/// read 1.01 c/B at one 16-byte offset in four and 1.12-1.18 at the
+/// others (the kernel alone does not care: 0.720-0.723 c/B at every
+/// offset of its buffer). From a 64-byte-aligned frame it reads 1.01-1.02
+/// at every offset, and CBC decryption 0.81-0.84 instead of 0.84-0.90.
+/// (Measured on x86_64 only; elsewhere a no-op.)
+#[inline(always)]
+fn align_frame_to_cache_line() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[repr(align(64))]
+        #[allow(dead_code)] // only its alignment matters
+        struct CacheLine(u8);
+        let line = CacheLine(0);
+        // Keeps the aligned slot, and with it the realignment, in the frame.
+        core::hint::black_box(&line);
+    }
+}
+
 /// Make a `cipher` backend struct for kernel module `$m` and the two
 /// `#[target_feature]` runner functions that call the mode's closure with it.
 macro_rules! simd_backend {
@@ -377,6 +400,7 @@ macro_rules! simd_backend {
         /// The CPU supports the features.
         #[target_feature(enable = $feat)]
         unsafe fn $enc(rk: &[u32; 32], f: impl BlockCipherEncClosure<BlockSize = U16>) {
+            align_frame_to_cache_line();
             f.call(&$ty(rk));
         }
 
@@ -385,6 +409,7 @@ macro_rules! simd_backend {
         /// The CPU supports the features.
         #[target_feature(enable = $feat)]
         unsafe fn $dec(rk: &[u32; 32], f: impl BlockCipherDecClosure<BlockSize = U16>) {
+            align_frame_to_cache_line();
             f.call(&$ty(rk));
         }
     };
