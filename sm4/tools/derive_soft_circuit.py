@@ -26,29 +26,23 @@ printed here (the caller XORs E into each byte of its input, i.e. into the
 round key), and OUT_C is XORed in by the caller. The whole circuit is
 checked against the S-box table for all 256 inputs, then printed as Rust.
 """
+import contextlib
+import io
+import os
 import random
+import sys
 
 import numpy as np
 
-SB = bytes.fromhex(
-    "d690e9fecce13db716b614c228fb2c052b679a762abe04c3aa44132649860699"
-    "9c4250f491ef987a33540b43edcfac62e4b31ca9c908e89580df94fa758f3fa6"
-    "4707a7fcf37317ba83593c19e6854fa8686b81b27164da8bf8eb0f4b70569d35"
-    "1e240e5e6358d1a225227c3b01217887d40046579fd327524c3602e7a0c4c89e"
-    "eabf8ad240c738b5a3f7f2cef96115a1e0ae5da49b341a55ad933230f58cb1e3"
-    "1df6e22e8266ca60c02923ab0d534e6fd5db3745defd8e2f03ff6a726d6c5b51"
-    "8d1baf92bbddbc7f11d95c411f105ad80ac13188a5cd7bbd2d74d012b8e5b4b0"
-    "8969974a0c96777e65b9f109c56ec68418f07dec3adc4d2079ee5f3ed7cb3948"
-)
-# From derive_sbox.py (soft tower field).
-IN_ROWS = [0xd8, 0x65, 0xbe, 0xe3, 0x93, 0x40, 0xc4, 0x7f]
-IN_C = 0xac
-OUT_ROWS = [0x93, 0x45, 0xe4, 0x95, 0x1a, 0xba, 0x57, 0x19]
-OUT_C = 0xd3
+# The S-box table, the bit helpers and the tower-field maps (with their
+# checks) come from derive_sbox.py; its printed constants are not wanted here.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+with contextlib.redirect_stdout(io.StringIO()):
+    import derive_sbox
+from derive_sbox import SB, m16, matvec, par  # noqa: E402
 
-
-def par(x): return bin(x).count('1') & 1
-def matvec(rows, x): return sum(par(rows[i] & x) << i for i in range(8))
+IN_ROWS, IN_C = derive_sbox.T1, derive_sbox.t1
+OUT_ROWS, OUT_C = derive_sbox.T2, derive_sbox.t2
 
 
 # The byte E with IN*E = IN_C.
@@ -85,17 +79,6 @@ def karatsuba_r():
 
 
 R = karatsuba_r()
-
-
-def m16(a, b):
-    r = 0
-    for i in range(4):
-        if b >> i & 1:
-            r ^= a << i
-    for i in (6, 5, 4):
-        if r >> i & 1:
-            r ^= 0b10011 << (i - 4)
-    return r
 
 
 # Check R: the products of the pre-sums, mapped by R, multiply.
