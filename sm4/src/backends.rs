@@ -22,6 +22,15 @@ use cipher::{
 #[cfg(target_arch = "x86_64")]
 macro_rules! x86_entry_points {
     (features = $features:literal, cpu = $cpu:literal, group = $group:literal) => {
+        x86_entry_points!(
+            features = $features,
+            cpu = $cpu,
+            group = $group,
+            batch = groups::<4>
+        );
+    };
+    (features = $features:literal, cpu = $cpu:literal, group = $group:literal,
+     batch = $batch:path) => {
         /// Encrypt or decrypt one block on the single-block path (what the
         /// modes' `encrypt_block` / `decrypt_block` call), without the batch
         /// dispatch of [`crypt_blocks`].
@@ -60,7 +69,7 @@ macro_rules! x86_entry_points {
             while n - done >= BATCH {
                 // SAFETY: BATCH blocks remain at offset `done` in both
                 // buffers, which InOutBuf guarantees equal or disjoint.
-                unsafe { groups::<4>(rk, inp.add(16 * done), out.add(16 * done)) };
+                unsafe { $batch(rk, inp.add(16 * done), out.add(16 * done)) };
                 done += BATCH;
             }
             let rest = n - done;
@@ -80,7 +89,7 @@ macro_rules! x86_entry_points {
                     1 => groups::<1>(rk, p, p),
                     2 => groups::<2>(rk, p, p),
                     3 => groups::<3>(rk, p, p),
-                    _ => groups::<4>(rk, p, p),
+                    _ => $batch(rk, p, p),
                 }
             }
             // SAFETY: `rest` blocks remain writable at `done`.
