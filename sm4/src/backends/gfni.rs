@@ -437,7 +437,8 @@ macro_rules! pair_rounds4 {
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
 unsafe fn pairs(km: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let keys = pair_keys(km);
+    #[allow(unused_mut)] // mutated only to wipe it, under `zeroize`
+    let mut keys = pair_keys(km);
     let m1 = _mm512_set1_epi64(PRE);
     let pair_bytes = lanes(&PAIR_BYTES);
     let mut w = [_mm512_setzero_si512(); 16];
@@ -515,6 +516,21 @@ unsafe fn pairs(km: &[u32; 32], inp: *const u8, out: *mut u8) {
             // SAFETY: 64 writable blocks by the caller's contract.
             unsafe { _mm512_storeu_si512(out.add(512 * c + 64 * i).cast(), v) };
         }
+    }
+    // The pair schedule is a 256-byte copy of the key on the stack.
+    #[cfg(feature = "zeroize")]
+    {
+        for line in keys.0.chunks_exact_mut(16) {
+            // SAFETY: 64 bytes of `keys`, 64-byte aligned (`PairKeys` is
+            // `align(64)` and the lines are 64 bytes long).
+            unsafe {
+                core::ptr::write_volatile(
+                    line.as_mut_ptr().cast::<__m512i>(),
+                    _mm512_setzero_si512(),
+                )
+            };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 
