@@ -331,9 +331,11 @@ fn pair_keys(km: &[u32; 32]) -> PairKeys {
 /// (registers `A0`, `B0` for the byte pairs `(0, 2)` and `A1`, `B1` for
 /// `(1, 3)`, `s` the S-box output, `swap` the exchange of the two bytes of
 /// every pair), byte `j` of `M1·L(s)` is `a_j ^ a_j+3 ^ b_j+1 ^ b_j+2 ^
-/// b_j+3`, which for the pairs is `A0 ^ B1 ^ swap(A1) ^ swap(B0) ^
-/// swap(B1)` and `A1 ^ A0 ^ B0 ^ swap(B0) ^ swap(B1)`: four
-/// `gf2p8affineinvqb`, three `vpshufb` and five XOR-type operations.
+/// b_j+3`, which for the pairs is `A0 ^ B1 ^ swap(A1) ^ swap(B0 ^ B1)`
+/// and `A1 ^ A0 ^ B0 ^ swap(B0 ^ B1)`: four `gf2p8affineinvqb`, two
+/// `vpshufb` and five XOR-type operations (17.3 cycles per round of both
+/// chains in a loop of rounds, against 17.9 with `swap(B0) ^ swap(B1)`,
+/// three shuffles, and 18.2 with `swap(A1 ^ B0 ^ B1)`, six XORs).
 macro_rules! pair_round {
     (first, $a0:literal, $a1:literal, $b0:literal, $b1:literal, $c0:literal, $c1:literal,
      $d0:literal, $d1:literal, $p0:literal, $p1:literal, $y0:literal, $y1:literal, $key:literal) => {
@@ -363,14 +365,13 @@ macro_rules! pair_round {
             "vgf2p8affineinvqb zmm23, ", $y1, ", zmm26, 0x63\n",
             "vgf2p8affineinvqb ", $y1, ", ", $y1, ", zmm25, 0x72\n",
             "vgf2p8affineinvqb ", $y0, ", ", $y0, ", zmm25, 0x72\n",
-            "vpshufb zmm24, zmm22, zmm27\n",
-            "vpshufb zmm28, zmm23, zmm27\n",
+            "vpxord zmm24, zmm22, zmm23\n",
             "vpternlogd ", $a0, ", ", $y0, ", zmm23, 0x96\n",
             "vpternlogd ", $a1, ", ", $y0, ", ", $y1, ", 0x96\n",
             "vpshufb zmm29, ", $y1, ", zmm27\n",
-            "vpxord zmm24, zmm24, zmm28\n",
-            "vpternlogd ", $a1, ", zmm22, zmm24, 0x96\n",
+            "vpshufb zmm24, zmm24, zmm27\n",
             "vpternlogd ", $a0, ", zmm29, zmm24, 0x96\n",
+            "vpternlogd ", $a1, ", zmm22, zmm24, 0x96\n",
         )
     };
 }
@@ -419,16 +420,16 @@ macro_rules! pair_rounds4 {
 /// 1 ^ (>>6) = A ^ B` inside a byte, so two `gf2p8affineinvqb` per byte
 /// ([`SA`], [`SD`]) give every term, and of the byte moves the rotation by
 /// 16 is a renaming and those by 8 and 24 a swap inside the pairs. A round
-/// is then four `gf2p8affineinvqb`, three `vpshufb` and about nine other
+/// is then four `gf2p8affineinvqb`, two `vpshufb` and about nine other
 /// operations per chain (see [`pair_round`]), against 38 for the
 /// word-sliced [`groups`] on 64 blocks, for 64 more shuffles per batch on
 /// the way in and out.
 ///
 /// Measured on Golden Cove (Emerald Rapids): one chain's round has about
-/// 14 cycles of latency, the two chains together take 17.5-18 cycles per
-/// round (their 31 operations on the two 512-bit ports would allow 15.5:
+/// 14 cycles of latency, the two chains together take about 17.3 cycles
+/// per round (their 30 operations on the two 512-bit ports would allow 15:
 /// the four `gf2p8affineinvqb` of each chain issue on port 0 only), and a
-/// batch 695-700 cycles against 720-737 for [`groups`] in alternating
+/// batch 684-699 cycles against 720-737 for [`groups`] in alternating
 /// runs (`speed`: ECB 0.73 -> 0.70 c/B).
 ///
 /// # Safety
@@ -498,7 +499,7 @@ unsafe fn pairs(km: &[u32; 32], inp: *const u8, out: *mut u8) {
             inout("zmm12") w12, inout("zmm13") w13, inout("zmm14") w14, inout("zmm15") w15,
             out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
             out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
-            out("zmm24") _, out("zmm28") _, out("zmm29") _,
+            out("zmm24") _, out("zmm29") _,
             options(readonly, nostack),
         );
     }
