@@ -377,10 +377,11 @@ macro_rules! pair_round {
 }
 
 /// Four rounds of both chains of [`pairs`] (assembly text), interleaved
-/// round by round (in program order, which sets the ports the operations
-/// are bound to: 695 cycles per batch against 720 chain after chain). Each
-/// chain is `[X_0..X_4 (two registers each, as in [`pairs`]), P (two)]`;
-/// the keys of the four rounds at `{k}`.
+/// round by round in program order, which sets the ports the operations
+/// are bound to (689-703 cycles per batch against 715-721 chain after
+/// chain, measured with an earlier, three-shuffle round). Each chain is
+/// `[X_0, .., X_3 (two registers each, as in [`pairs`]), P (two)]`; the
+/// keys of the four rounds at `{k}`.
 macro_rules! pair_rounds4 {
     ($a:tt, $b:tt) => {
         concat!(
