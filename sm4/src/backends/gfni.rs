@@ -20,7 +20,8 @@
 //! become renamings and swaps inside the pairs). Shorter tails: 16 blocks
 //! per group in four zmm registers, register `i` holding word `i` of every
 //! block (a 4×4 word transposition inside each 128-bit lane after
-//! loading), up to four groups interleaved, padded through a stack buffer.
+//! loading), up to three groups interleaved, padded through a stack
+//! buffer.
 //! A single block takes a latency-optimised xmm path (CBC/CFB
 //! encryption, CMAC): two `gf2p8affineinvqb`, one rotation and two
 //! XOR steps per round on the critical path, in assembly (see `round1!`).
@@ -29,7 +30,8 @@ use core::arch::x86_64::*;
 
 use cipher::{Block, InOut, InOutBuf, consts::U64};
 
-/// Blocks per batch: two 32-block chains (or four 16-block groups).
+/// Blocks per batch: two 32-block chains ([`pairs`]); tails run as up to
+/// three 16-block groups ([`groups`]).
 pub(crate) type ParBlocks = U64;
 
 /// `gf2p8affineqb` matrix and constant: SM4 input affine map, then the
@@ -113,10 +115,11 @@ fn transpose(z: [__m512i; 4]) -> [__m512i; 4] {
 /// Assembly, with the temporaries shared by all groups (register renaming
 /// keeps the groups independent) and the 16 state, 4 shared and 6
 /// constant registers held throughout: these 9.5 vector operations per
-/// group and round on the two 512-bit ports run four groups in 20 cycles
-/// per round in a loop of rounds on Golden Cove. From intrinsics, LLVM
-/// spilled and copied around them: ECB 0.79-0.83 -> 0.74-0.77 c/B
-/// (alternating runs of `speed`).
+/// group and round on the two 512-bit ports ran four groups in 20 cycles
+/// per round in a loop of rounds on Golden Cove, when full batches still
+/// went through [`groups`] (they go through [`pairs`] now; tails use up to
+/// three groups). From intrinsics, LLVM spilled and copied around them:
+/// ECB 0.79-0.83 -> 0.74-0.77 c/B (alternating runs of `speed`).
 macro_rules! bulk_round {
     (first, $a:expr, $b:expr, $c:expr, $d:expr, $p:expr, $k:expr, $m:ident, $rot:ident) => {
         let _y: __m512i;
@@ -304,9 +307,7 @@ fn pair_keys(km: &[u32; 32]) -> PairKeys {
     // Each key dword twice, then (b0, b2, b0, b2) from the first copy and
     // (b1, b3, b1, b3) from the second.
     let spread = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-    let pick = _mm512_broadcast_i32x4(_mm_setr_epi8(
-        0, 2, 0, 2, 5, 7, 5, 7, 8, 10, 8, 10, 13, 15, 13, 15,
-    ));
+    let pick = lanes(&[0, 2, 0, 2, 5, 7, 5, 7, 8, 10, 8, 10, 13, 15, 13, 15]);
     for (q, dst) in keys.0.chunks_exact_mut(16).enumerate() {
         // SAFETY: words 8q..8q+8 of the 32 in `km`.
         let k = unsafe { _mm256_loadu_si256(km[8 * q..].as_ptr().cast()) };
