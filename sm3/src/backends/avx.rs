@@ -324,21 +324,26 @@ macro_rules! ff_hi {
     };
 }
 
-/// Rounds `j..j + 4`, after computing `W[j + 16..j + 20]` (and the `W'`
-/// words it completes) with the vector unit.
+/// Rounds `j..j + 4`, then `W[j + 16..j + 20]` (and the `W'` words it
+/// completes) with the vector unit; the first round to read them is
+/// `j + 12`. Placed after the rounds rather than before, the expansion
+/// takes its execution ports after the rounds' first instructions have
+/// taken theirs: 0.5-0.8% faster at 8 KiB on Golden Cove (medians of
+/// alternating runs; after the second or third round: 0.5%, after the
+/// first: 0.3%).
 macro_rules! four {
     ($k0:ident $k1:ident $k2:ident $k3:ident, $j:literal, $expand4:ident, $buf:ident, $x:ident,
      [$a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident]) => {
+        round!($k0, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
+        round!($k1, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
+        round!($k2, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
+        round!($k3, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
         if $j + 16 < 68 {
             let x4 = $expand4($x[0], $x[1], $x[2], $x[3]);
             store4(&mut $buf[$j + 16..], x4);
             store4(&mut $buf[68 + $j + 12..], _mm_xor_si128($x[3], x4));
             $x = [$x[1], $x[2], $x[3], x4];
         }
-        round!($k0, $j, $a, $b, $c, $d, $e, $f, $g, $h, $buf);
-        round!($k1, $j + 1, $d, $a, $b, $c, $h, $e, $f, $g, $buf);
-        round!($k2, $j + 2, $c, $d, $a, $b, $g, $h, $e, $f, $buf);
-        round!($k3, $j + 3, $b, $c, $d, $a, $f, $g, $h, $e, $buf);
     };
 }
 
