@@ -175,7 +175,18 @@ unsafe fn emit16(g: *const __m512i, k: usize, inp: *const u8, out: *mut u8, n: u
             _mm512_loadu_si512(g.add(12 + k).cast()),
         ]
     };
-    for (j, blk) in transpose_lanes(a, b, c, d).into_iter().enumerate() {
+    let blocks = transpose_lanes(a, b, c, d);
+    if n >= 16 {
+        // A full pass: one test for the four blocks, not one each (their
+        // scalar compare-and-branch µops would take vector ports' slots).
+        for (j, blk) in blocks.into_iter().enumerate() {
+            // SAFETY: block `4 * j + k` < 16 <= n lies inside the caller's
+            // 64 * n bytes.
+            unsafe { xor_store512(inp, out, 64 * (4 * j + k), blk) };
+        }
+        return;
+    }
+    for (j, blk) in blocks.into_iter().enumerate() {
         // SAFETY: forwarded from the caller.
         unsafe { put_block(inp, out, 4 * j + k, n, ks, blk) };
     }
