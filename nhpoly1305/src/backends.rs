@@ -2,6 +2,22 @@
 
 use crate::poly1305::PolyCore;
 
+/// `$step(i, &mut $acc)` for each listed stride index `i` with
+/// `i + $width <= $n`, written out rather than looped: on Intel cores the
+/// scalar integer ports include the vector ports, and a loop's counter
+/// updates and branch took some of their slots (one compare with the
+/// loop-invariant `$n` per step remains). Used by the x86 NH backends.
+#[cfg(target_arch = "x86_64")]
+macro_rules! unrolled_steps {
+    ($step:ident, $acc:ident, $n:ident, $width:literal; $($i:literal)*) => {
+        $(if $i + $width <= $n {
+            $step($i, &mut $acc);
+        })*
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use unrolled_steps;
+
 pub(crate) mod soft;
 
 #[cfg(target_arch = "x86_64")]
