@@ -157,6 +157,23 @@ impl Speed {
         backend: &str,
         peer: bool,
         multiplier: usize,
+        make: F,
+    ) where
+        F: FnMut(usize) -> Option<G>,
+        G: FnMut(),
+    {
+        self.row_sized(alg, mode, backend, peer, |size| size * multiplier, make)
+    }
+
+    /// Like [`Speed::row`], but a call of column `size` processes
+    /// `bytes(size)` bytes (e.g. 64 KiB of sectors of the column's size).
+    pub fn row_sized<F, G>(
+        &mut self,
+        alg: &str,
+        mode: &str,
+        backend: &str,
+        peer: bool,
+        bytes: impl Fn(usize) -> usize,
         mut make: F,
     ) where
         F: FnMut(usize) -> Option<G>,
@@ -183,7 +200,7 @@ impl Speed {
             mode: mode.into(),
             backend: backend.into(),
             peer,
-            bytes: self.opts.sizes.iter().map(|s| s * multiplier).collect(),
+            bytes: self.opts.sizes.iter().map(|&s| bytes(s)).collect(),
             secs,
             hz,
         };
@@ -222,10 +239,13 @@ impl Speed {
                     if r.peer {
                         return None;
                     }
+                    // A fused type's row ("ctr:Sm4Ctr") against the peer's
+                    // composition ("ctr").
+                    let mode = r.mode.split(':').next().unwrap_or(&r.mode);
                     let peer = self
                         .rows
                         .iter()
-                        .find(|p| p.peer && p.alg == r.alg && p.mode == r.mode)?;
+                        .find(|p| p.peer && p.alg == r.alg && p.mode == mode)?;
                     Some(format!("{:.2}", r.mbps(i)? / peer.mbps(i)?))
                 },
             );

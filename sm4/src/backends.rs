@@ -95,6 +95,43 @@ macro_rules! x86_entry_points {
             // SAFETY: `rest` blocks remain writable at `done`.
             unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
         }
+
+        /// Encrypt or decrypt the first `n` blocks (`1..=STAGE`) of a stage
+        /// in place: full batches, then the rest rounded up to whole groups
+        /// (the blocks after `n` are scratch), one block on the latency path.
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $cpu, ".")]
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+            const BATCH: usize = 4 * $group;
+            const _: () = assert!(super::STAGE % BATCH == 0);
+            debug_assert!((1..=super::STAGE).contains(&n));
+            let p = stage.0.as_mut_ptr().cast::<u8>();
+            // SAFETY: (every call) the stage holds STAGE blocks; a batch or
+            // group run starts at a multiple of BATCH and ends at most at
+            // the next one, which STAGE is a multiple of.
+            unsafe {
+                if n == 1 {
+                    one(rk, p, p);
+                    return;
+                }
+                let mut done = 0;
+                while n - done >= BATCH {
+                    $batch(rk, p.add(16 * done), p.add(16 * done));
+                    done += BATCH;
+                }
+                let p = p.add(16 * done);
+                match (n - done).div_ceil($group) {
+                    0 => {}
+                    1 => groups::<1>(rk, p, p),
+                    2 => groups::<2>(rk, p, p),
+                    3 => groups::<3>(rk, p, p),
+                    _ => $batch(rk, p, p),
+                }
+            }
+        }
     };
 }
 
@@ -275,6 +312,95 @@ pub(crate) fn expand_key(key: &[u8; 16], b: Backend) -> [u32; 32] {
     }
 }
 
+/// Blocks per stage of the fused mode drivers (`crate::modes`): the widest
+/// batch of any kernel (`gfni`'s 64), and a whole number of every
+/// kernel's batch.
+pub(crate) const STAGE: usize = 64;
+
+/// The blocks a mode driver hands a kernel at once, encrypted in place.
+#[repr(C, align(64))]
+pub(crate) struct Stage(pub(crate) [Block<crate::Sm4>; STAGE]);
+
+impl Stage {
+    /// A zeroed stage (the kernels read the padding after the blocks in
+    /// use, so it is initialised once per call).
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Stage([Block::<crate::Sm4>::default(); STAGE])
+    }
+
+    /// Overwrite the stage (it held keystream, plaintext or tweaks).
+    #[inline(always)]
+    pub(crate) fn wipe(&mut self) {
+        #[cfg(feature = "zeroize")]
+        zeroize::Zeroize::zeroize(&mut self.0[..]);
+    }
+}
+
+/// What the fused mode drivers need from a backend. Each backend has a
+/// token type that implements it, and only that backend's
+/// `#[target_feature]` runner ([`with_kernel`]) makes one, so holding a
+/// token means the CPU has the features; the drivers, generic over the
+/// token and inlined into the runner, are compiled with them.
+pub(crate) trait Kernel: Copy {
+    /// Encrypt (`rk` = encryption schedule) or decrypt (reversed schedule)
+    /// the first `n` blocks of `stage` in place, `1 <= n <= STAGE`, with the
+    /// widest batches first; the blocks after `n` may be overwritten.
+    fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize);
+
+    /// One block in place, on the backend's latency-optimised path.
+    fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>);
+}
+
+/// A computation to run with a backend's kernel (a rank-2 closure: the
+/// body is generic over the token type).
+pub(crate) trait KernelClosure {
+    /// What the computation returns.
+    type Output;
+    /// Run it with kernel `k`.
+    fn call<K: Kernel>(self, k: K) -> Self::Output;
+}
+
+/// The portable kernel (needs no CPU feature).
+#[derive(Clone, Copy)]
+pub(crate) struct SoftKernel;
+
+impl Kernel for SoftKernel {
+    #[inline(always)]
+    fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
+        soft::crypt_blocks(rk, (&mut stage.0[..n]).into());
+    }
+    #[inline(always)]
+    fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>) {
+        soft::crypt_blocks(rk, core::slice::from_mut(block).into());
+    }
+}
+
+/// Run `f` with backend `b`'s kernel, inside its `#[target_feature]`
+/// runner.
+#[inline]
+pub(crate) fn with_kernel<F: KernelClosure>(b: Backend, f: F) -> F::Output {
+    match b {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `Backend` other than `Soft` is stored in an `Sm4` only
+        // after `Backend::is_available` returned true for it.
+        Backend::Gfni => unsafe { gfni_kernel(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Gfni256 => unsafe { gfni256_kernel(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Avx => unsafe { avx_kernel(f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: see above.
+        Backend::Sm4ce => unsafe { sm4ce_kernel(f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: see above.
+        Backend::Neon => unsafe { neon_kernel(f) },
+        _ => f.call(SoftKernel),
+    }
+}
+
 /// One block as a buffer of one.
 #[inline(always)]
 fn one<'i, 'o>(block: InOut<'i, 'o, Block<crate::Sm4>>) -> InOutBuf<'i, 'o, Block<crate::Sm4>> {
@@ -357,7 +483,8 @@ macro_rules! simd_backend {
     (@one $m:ident, $rk:expr, $block:expr, $single:ident) => {
         $m::$single($rk, $block)
     };
-    ($m:ident, $ty:ident, $enc:ident, $dec:ident, $feat:literal $(, $single:ident)?) => {
+    ($m:ident, $ty:ident, $enc:ident, $dec:ident, $token:ident, $run:ident, $feat:literal
+     $(, $single:ident)?) => {
         /// The cipher backend of one SIMD kernel module. Only the runner
         /// functions below construct it, after feature detection.
         pub(crate) struct $ty<'a>(&'a [u32; 32]);
@@ -421,17 +548,54 @@ macro_rules! simd_backend {
             align_frame_to_cache_line();
             f.call(&$ty(rk));
         }
+
+        /// The module's [`Kernel`] token; only [`$run`] makes one.
+        #[derive(Clone, Copy)]
+        pub(crate) struct $token(());
+
+        impl Kernel for $token {
+            #[inline(always)]
+            fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
+                // SAFETY: the token exists only inside the runner, which is
+                // entered only after the CPU was found to have the features.
+                unsafe { $m::crypt_stage(rk, stage, n) }
+            }
+            #[inline(always)]
+            fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>) {
+                // SAFETY: as in `crypt_stage`.
+                unsafe { simd_backend!(@one $m, rk, block.into() $(, $single)?) }
+            }
+        }
+
+        /// Run a mode driver with the features on.
+        /// # Safety
+        /// The CPU supports the features.
+        #[target_feature(enable = $feat)]
+        unsafe fn $run<F: KernelClosure>(f: F) -> F::Output {
+            f.call($token(()))
+        }
     };
 }
 
 #[cfg(target_arch = "x86_64")]
-simd_backend!(avx, AvxBackend, avx_enc, avx_dec, "avx2,aes", crypt_block);
+simd_backend!(
+    avx,
+    AvxBackend,
+    avx_enc,
+    avx_dec,
+    AvxKernel,
+    avx_kernel,
+    "avx2,aes",
+    crypt_block
+);
 #[cfg(target_arch = "x86_64")]
 simd_backend!(
     gfni,
     GfniBackend,
     gfni_enc,
     gfni_dec,
+    GfniKernel,
+    gfni_kernel,
     "gfni,avx512f,avx512bw,avx512vl,avx2",
     crypt_block
 );
@@ -441,13 +605,31 @@ simd_backend!(
     Gfni256Backend,
     gfni256_enc,
     gfni256_dec,
+    Gfni256Kernel,
+    gfni256_kernel,
     "gfni,avx2",
     crypt_block
 );
 #[cfg(target_arch = "aarch64")]
-simd_backend!(neon, NeonBackend, neon_enc, neon_dec, "neon");
+simd_backend!(
+    neon,
+    NeonBackend,
+    neon_enc,
+    neon_dec,
+    NeonKernel,
+    neon_kernel,
+    "neon"
+);
 #[cfg(target_arch = "aarch64")]
-simd_backend!(sm4ce, Sm4ceBackend, sm4ce_enc, sm4ce_dec, "neon,sm4");
+simd_backend!(
+    sm4ce,
+    Sm4ceBackend,
+    sm4ce_enc,
+    sm4ce_dec,
+    Sm4ceKernel,
+    sm4ce_kernel,
+    "neon,sm4"
+);
 
 /// Run `f` with backend `b` on the encryption schedule.
 #[inline]

@@ -11,9 +11,13 @@ use cipher::{
 };
 
 mod backends;
+mod error;
+mod modes;
 
 #[doc(hidden)]
 pub use backends::Backend;
+pub use error::Error;
+pub use modes::{Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard};
 
 /// The SM4 block cipher (GB/T 32907): 128-bit key, 128-bit block.
 ///

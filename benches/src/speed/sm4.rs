@@ -80,6 +80,83 @@ where
     });
 }
 
+/// The whole-buffer mode types of ours on one backend, each row named
+/// `<mode>:<type>` so that the ratio column compares it with the peer's
+/// composition row `<mode>`.
+fn fused_rows(s: &mut crate::Speed, b: sm4::Backend, key: &[u8; 16], key2: &[u8; 16]) {
+    use sm4::{Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard};
+    let iv = [0x24u8; 16];
+    let c = || sm4::Sm4::with_backend(key, b).expect("available");
+    let mut row = |mode: &str, f: &dyn Fn(&mut [u8])| {
+        s.row("sm4", mode, b.name(), |size| {
+            let mut buf = crate::buffer(size);
+            Some(move || {
+                f(black_box(&mut buf));
+                black_box(&buf);
+            })
+        });
+    };
+    let cipher = c();
+    row("ctr:Sm4Ctr", &|buf| {
+        Sm4Ctr::inner_iv_init(cipher.clone(), &iv.into()).apply_keystream(buf)
+    });
+    row("cbc-enc:Sm4CbcEnc", &|buf| {
+        Sm4CbcEnc::inner_iv_init(cipher.clone(), &iv.into()).encrypt_blocks(blocks(buf))
+    });
+    row("cbc-dec:Sm4CbcDec", &|buf| {
+        Sm4CbcDec::inner_iv_init(cipher.clone(), &iv.into()).decrypt_blocks(blocks(buf))
+    });
+    row("cfb-enc:Sm4CfbEnc", &|buf| {
+        Sm4CfbEnc::inner_iv_init(cipher.clone(), &iv.into()).encrypt(buf)
+    });
+    row("cfb-dec:Sm4CfbDec", &|buf| {
+        Sm4CfbDec::inner_iv_init(cipher.clone(), &iv.into()).decrypt(buf)
+    });
+    row("cs3-enc:Sm4CbcEnc", &|buf| {
+        let _ = Sm4CbcEnc::inner_iv_init(cipher.clone(), &iv.into()).encrypt_cs3(buf);
+    });
+    row("cs3-dec:Sm4CbcDec", &|buf| {
+        let _ = Sm4CbcDec::inner_iv_init(cipher.clone(), &iv.into()).decrypt_cs3(buf);
+    });
+    let mut xts_key = [0u8; 32];
+    xts_key[..16].copy_from_slice(key);
+    xts_key[16..].copy_from_slice(key2);
+    for (name, standard) in [
+        ("xts", XtsStandard::Ieee1619),
+        ("xts-gb", XtsStandard::GbT17964),
+    ] {
+        let xts = Sm4Xts::with_backend(&xts_key, standard, b)
+            .expect("available")
+            .expect("distinct halves");
+        row(&format!("{name}-enc:Sm4Xts"), &|buf| {
+            let _ = xts.encrypt_sector(&iv, buf);
+        });
+        row(&format!("{name}-dec:Sm4Xts"), &|buf| {
+            let _ = xts.decrypt_sector(&iv, buf);
+        });
+    }
+    // Many sectors per call: 64 KiB of sectors of the column's size.
+    let xts = Sm4Xts::with_backend(&xts_key, XtsStandard::Ieee1619, b)
+        .expect("available")
+        .expect("distinct halves");
+    const AREA: usize = 64 * 1024;
+    s.row_sized(
+        "sm4",
+        "xts-sectors-enc:Sm4Xts",
+        b.name(),
+        false,
+        |_| AREA,
+        |size| {
+            let mut buf = crate::buffer(AREA);
+            let xts = xts.clone();
+            (size % 16 == 0 && size > 0).then_some(move || {
+                let _ = xts.encrypt_sectors(1 << 40, size, black_box(&mut buf));
+                black_box(&buf);
+            })
+        },
+    );
+}
+
 /// Measure this family's rows.
 pub fn rows(s: &mut crate::Speed) {
     let key = [0x42u8; 16];
@@ -91,6 +168,7 @@ pub fn rows(s: &mut crate::Speed) {
         let c = sm4::Sm4::with_backend(&key, b).expect("available");
         let c2 = sm4::Sm4::with_backend(&key2, b).expect("available");
         mode_rows(s, b.name(), false, c, c2);
+        fused_rows(s, b, &key, &key2);
     }
     if s.opts.peers {
         let c = rc_sm4::Sm4::new(&key.into());

@@ -181,6 +181,18 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
     }
 }
 
+/// Encrypts or decrypts the first `n` blocks (`1..=STAGE`) of a mode
+/// driver's stage in place.
+///
+/// # Safety
+/// The CPU must support NEON and the SM4 instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;

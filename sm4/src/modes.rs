@@ -1,0 +1,75 @@
+//! The whole-buffer modes: CTR, CBC (with CS3 ciphertext stealing), CFB and
+//! XTS, each driven inside one backend's `#[target_feature]` runner
+//! ([`backends::with_kernel`]) so that the mode's own work (counters,
+//! tweaks, chaining XORs) is compiled with the backend's features and
+//! inlined beside the kernel calls.
+//!
+//! The kernel contract is [`Kernel`]: a driver fills a [`Stage`] of up to
+//! 64 blocks (counter blocks, `P ^ T`, ciphertext), the kernel encrypts it
+//! in place with its widest batches first (64-block pairs on `gfni`, 32
+//! blocks on the AVX2 backends, 8 on aarch64, 16 bit-sliced on `soft`) and
+//! narrower groups only for the rest, and the driver combines the result
+//! with the data. Messages of any length reach the wide kernels; only the
+//! chained directions (CBC and CFB encryption) run one block at a time.
+
+use crate::backends::{Kernel, STAGE, Stage};
+use cipher::{Block, InOutBuf};
+
+mod cbc;
+mod cfb;
+mod ctr;
+mod xts;
+
+pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
+pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
+pub use ctr::Sm4Ctr;
+pub use xts::{Sm4Xts, XtsStandard};
+
+/// One SM4 block.
+type Blk = Block<crate::Sm4>;
+
+/// `a ^ b` on whole blocks.
+#[inline(always)]
+fn xor(a: &Blk, b: &Blk) -> Blk {
+    (u128::from_ne_bytes(a.0) ^ u128::from_ne_bytes(b.0))
+        .to_ne_bytes()
+        .into()
+}
+
+/// `a ^= b` on the first `a.len()` bytes of `b`.
+#[inline(always)]
+fn xor_bytes(a: &mut [u8], b: &[u8]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x ^= y;
+    }
+}
+
+/// CBC decryption of `blocks` (any number) with chaining value `iv`, which
+/// becomes the last ciphertext block. Whole stages through the kernel; the
+/// XORs run from the last block to the first, so that in place every
+/// ciphertext block is read before its position is overwritten.
+#[inline(always)]
+fn cbc_decrypt<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut blocks: InOutBuf<'_, '_, Blk>) {
+    let n = blocks.len();
+    if n == 0 {
+        return;
+    }
+    let mut stage = Stage::new();
+    let mut done = 0;
+    while done < n {
+        let m = core::cmp::min(STAGE, n - done);
+        let (mut chunk, rest) = blocks.split_at(m);
+        blocks = rest;
+        stage.0[..m].copy_from_slice(chunk.get_in());
+        k.crypt_stage(rk, &mut stage, m);
+        let last = chunk.get_in()[m - 1];
+        for j in (1..m).rev() {
+            let prev = chunk.get_in()[j - 1];
+            chunk.get_out()[j] = xor(&stage.0[j], &prev);
+        }
+        chunk.get_out()[0] = xor(&stage.0[0], iv);
+        *iv = last;
+        done += m;
+    }
+    stage.wipe();
+}

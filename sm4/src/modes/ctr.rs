@@ -1,0 +1,294 @@
+//! SM4-CTR with a 128-bit big-endian counter: the keystream of
+//! `ctr::Ctr128BE<Sm4>`.
+
+use super::{Blk, xor};
+use crate::Sm4;
+use crate::backends::{Kernel, KernelClosure, STAGE, Stage, with_kernel};
+use cipher::{
+    InOutBuf, InnerIvInit, IvSizeUser, OverflowError, SeekNum, StreamCipher, StreamCipherError,
+    StreamCipherSeek, common::InnerUser, consts::U16,
+};
+use core::fmt;
+
+/// SM4 in CTR mode with a 128-bit big-endian counter (NIST SP 800-38A,
+/// GB/T 17964): exactly the keystream of `ctr::Ctr128BE<Sm4>`, block `i`
+/// being `E(iv + i mod 2^128)`.
+///
+/// `KeyIvInit` (16-byte key, 16-byte initial counter block),
+/// `StreamCipher` and `StreamCipherSeek`, as `Ctr128BE<Sm4>` has them. All
+/// 2^128 counter blocks are usable, the last one included; a request past
+/// the end is refused (`StreamCipherError`) with the buffer unchanged.
+/// Messages of any length run through the backend's widest kernels, the
+/// counters generated beside them.
+///
+/// ```
+/// use sm4::Sm4Ctr;
+/// use sm4::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+///
+/// let (key, iv) = ([0x42; 16], [0x24; 16]);
+/// let mut buf = *b"a message of any length, here forty-six bytes";
+/// Sm4Ctr::new(&key.into(), &iv.into()).apply_keystream(&mut buf);
+/// // Decryption is the same operation, from any position.
+/// let mut ctr = Sm4Ctr::new(&key.into(), &iv.into());
+/// ctr.seek(10u64);
+/// ctr.apply_keystream(&mut buf[10..]);
+/// ctr.seek(0u64);
+/// ctr.apply_keystream(&mut buf[..10]);
+/// assert_eq!(&buf, b"a message of any length, here forty-six bytes");
+/// ```
+#[derive(Clone)]
+pub struct Sm4Ctr {
+    cipher: Sm4,
+    state: CtrState,
+}
+
+/// The counter position and the buffered keystream.
+#[derive(Clone)]
+struct CtrState {
+    /// The initial counter block, as a big-endian integer.
+    iv: u128,
+    /// Index of the next keystream block to generate.
+    next: u128,
+    /// All 2^128 blocks have been generated (`next` wrapped to 0).
+    wrapped: bool,
+    /// The keystream of block `next - 1`, of which `used` bytes are spent
+    /// (16: none left).
+    ks: Blk,
+    used: u8,
+}
+
+impl CtrState {
+    /// Counter blocks `next..next + n` into the stage.
+    #[inline(always)]
+    fn counters(&self, stage: &mut Stage, n: usize) {
+        let base = self.iv.wrapping_add(self.next);
+        for (j, b) in stage.0[..n].iter_mut().enumerate() {
+            *b = base.wrapping_add(j as u128).to_be_bytes().into();
+        }
+    }
+
+    /// Account for `n` generated blocks.
+    #[inline(always)]
+    fn advance(&mut self, n: usize) {
+        let (next, wrapped) = self.next.overflowing_add(n as u128);
+        self.next = next;
+        self.wrapped |= wrapped;
+    }
+
+    /// Whether `len` more bytes of keystream exist.
+    fn check(&self, len: usize) -> Result<(), crate::Error> {
+        let buffered = 16 - usize::from(self.used);
+        if len <= buffered {
+            return Ok(());
+        }
+        let blocks = (len - buffered).div_ceil(16) as u128;
+        // 2^128 - next blocks are left (all of them when next is 0).
+        let ok = !self.wrapped && (self.next == 0 || blocks <= u128::MAX - self.next + 1);
+        if ok {
+            Ok(())
+        } else {
+            Err(crate::Error::KeystreamExhausted)
+        }
+    }
+}
+
+/// XOR the keystream into `data` (the length checked by the caller).
+struct Apply<'a, 'i, 'o> {
+    rk: &'a [u32; 32],
+    state: &'a mut CtrState,
+    data: InOutBuf<'i, 'o, u8>,
+}
+
+impl KernelClosure for Apply<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn call<K: Kernel>(self, k: K) {
+        let Apply { rk, state, data } = self;
+        // What is left of the buffered block first.
+        let used = usize::from(state.used);
+        let take = core::cmp::min(16 - used, data.len());
+        let (mut head, data) = data.split_at(take);
+        head.xor_in2out(&state.ks[used..used + take]);
+        state.used += take as u8;
+        let (mut blocks, mut tail) = data.into_chunks();
+        // The tail's keystream block rides in the last stage.
+        let total = blocks.len() + usize::from(!tail.is_empty());
+        if total == 0 {
+            return;
+        }
+        if total == 1 && blocks.is_empty() {
+            // One partial block: the latency path, no stage.
+            let mut ks = Blk::default();
+            state.counters_one(&mut ks);
+            k.crypt_block(rk, &mut ks);
+            state.advance(1);
+            tail.xor_in2out(&ks[..tail.len()]);
+            state.ks = ks;
+            state.used = tail.len() as u8;
+            return;
+        }
+        let mut stage = Stage::new();
+        let mut done = 0;
+        while done < total {
+            let m = core::cmp::min(STAGE, total - done);
+            state.counters(&mut stage, m);
+            k.crypt_stage(rk, &mut stage, m);
+            state.advance(m);
+            let full = core::cmp::min(m, blocks.len());
+            let (mut chunk, rest) = blocks.split_at(full);
+            blocks = rest;
+            for j in 0..full {
+                let mut b = chunk.get(j);
+                let v = xor(b.get_in(), &stage.0[j]);
+                *b.get_out() = v;
+            }
+            if full < m {
+                // The tail's block: keep what it does not use.
+                let ks = stage.0[full];
+                tail.xor_in2out(&ks[..tail.len()]);
+                state.ks = ks;
+                state.used = tail.len() as u8;
+            }
+            done += m;
+        }
+        stage.wipe();
+    }
+}
+
+impl CtrState {
+    /// The counter block of `next`.
+    #[inline(always)]
+    fn counters_one(&self, b: &mut Blk) {
+        *b = self.iv.wrapping_add(self.next).to_be_bytes().into();
+    }
+}
+
+/// Generate keystream block `next` into the buffer (for a seek into the
+/// middle of a block).
+struct Refill<'a> {
+    rk: &'a [u32; 32],
+    state: &'a mut CtrState,
+}
+
+impl KernelClosure for Refill<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn call<K: Kernel>(self, k: K) {
+        let mut ks = Blk::default();
+        self.state.counters_one(&mut ks);
+        k.crypt_block(self.rk, &mut ks);
+        self.state.advance(1);
+        self.state.ks = ks;
+    }
+}
+
+impl Sm4Ctr {
+    /// The index of the next keystream block (relative to the initial
+    /// counter block); a partly used block counts as used.
+    pub fn block_pos(&self) -> u128 {
+        self.state.next
+    }
+
+    /// Move to the start of keystream block `block` (relative to the
+    /// initial counter block). Every `u128` is a valid block.
+    pub fn set_block_pos(&mut self, block: u128) {
+        self.state.next = block;
+        self.state.wrapped = false;
+        self.state.used = 16;
+    }
+}
+
+impl InnerUser for Sm4Ctr {
+    type Inner = Sm4;
+}
+
+impl IvSizeUser for Sm4Ctr {
+    type IvSize = U16;
+}
+
+impl InnerIvInit for Sm4Ctr {
+    #[inline]
+    fn inner_iv_init(cipher: Sm4, iv: &cipher::Iv<Self>) -> Self {
+        Sm4Ctr {
+            cipher,
+            state: CtrState {
+                iv: u128::from_be_bytes((*iv).into()),
+                next: 0,
+                wrapped: false,
+                ks: Blk::default(),
+                used: 16,
+            },
+        }
+    }
+}
+
+impl StreamCipher for Sm4Ctr {
+    fn check_remaining(&self, data_len: usize) -> Result<(), StreamCipherError> {
+        Ok(self.state.check(data_len)?)
+    }
+
+    fn unchecked_apply_keystream_inout(&mut self, buf: InOutBuf<'_, '_, u8>) {
+        with_kernel(
+            self.cipher.backend,
+            Apply {
+                rk: &self.cipher.enc,
+                state: &mut self.state,
+                data: buf,
+            },
+        );
+    }
+
+    fn unchecked_write_keystream(&mut self, buf: &mut [u8]) {
+        buf.fill(0);
+        self.unchecked_apply_keystream_inout(buf.into());
+    }
+}
+
+impl StreamCipherSeek for Sm4Ctr {
+    fn try_current_pos<T: SeekNum>(&self) -> Result<T, OverflowError> {
+        let s = &self.state;
+        if s.wrapped {
+            // Past byte 2^132 - 16: no `SeekNum` holds it.
+            return Err(OverflowError);
+        }
+        // `cipher`'s convention: the next block to generate and the bytes
+        // used of the one before (16 when none is buffered).
+        T::from_block_byte(s.next, s.used, 16)
+    }
+
+    fn try_seek<T: SeekNum>(&mut self, pos: T) -> Result<(), StreamCipherError> {
+        let (block, byte) = pos.into_block_byte::<u128>(16)?;
+        self.set_block_pos(block);
+        if byte != 0 {
+            with_kernel(
+                self.cipher.backend,
+                Refill {
+                    rk: &self.cipher.enc,
+                    state: &mut self.state,
+                },
+            );
+            self.state.used = byte;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Sm4Ctr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sm4Ctr")
+            .field("backend", &self.cipher.backend.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Sm4Ctr {
+    fn drop(&mut self) {
+        #[cfg(feature = "zeroize")]
+        zeroize::Zeroize::zeroize(&mut self.state.ks.0);
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl zeroize::ZeroizeOnDrop for Sm4Ctr {}
