@@ -19,6 +19,8 @@ pub struct Options {
     pub backend: Option<String>,
     /// Only rows whose algorithm contains this string.
     pub alg: Option<String>,
+    /// Only rows whose mode contains this string.
+    pub mode: Option<String>,
     /// Shorter timing (for smoke tests); numbers are noisier.
     pub quick: bool,
     /// Print the tables as Markdown.
@@ -42,6 +44,7 @@ impl Options {
                 "--markdown" => o.markdown = true,
                 "--backend" => o.backend = args.next(),
                 "--alg" => o.alg = args.next(),
+                "--mode" => o.mode = args.next(),
                 "--sizes" => {
                     let list = args.next().unwrap_or_default();
                     o.sizes = list
@@ -55,7 +58,7 @@ impl Options {
                 }
                 _ => {
                     eprintln!(
-                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--sizes 16,512,...] [--quick] [--markdown]"
+                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--mode NAME] [--sizes 16,512,...] [--quick] [--markdown]"
                     );
                     std::process::exit(if a == "--help" || a == "-h" { 0 } else { 2 });
                 }
@@ -180,6 +183,9 @@ impl Speed {
         G: FnMut(),
     {
         if !peer && !self.wants(alg, backend) {
+            return;
+        }
+        if self.opts.mode.as_deref().is_some_and(|m| !mode.contains(m)) {
             return;
         }
         if peer && self.opts.alg.as_deref().is_some_and(|a| !alg.contains(a)) {

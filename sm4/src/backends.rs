@@ -8,6 +8,7 @@
 //! blocks: InOutBuf<'_, '_, Block<Sm4>>)` that encrypts (encryption schedule)
 //! or decrypts (reversed schedule) any number of blocks, in place or not.
 
+use crate::modes::TweakOrder;
 use cipher::{
     Block, BlockCipherDecBackend, BlockCipherDecClosure, BlockCipherEncBackend,
     BlockCipherEncClosure, BlockSizeUser, InOut, InOutBuf, ParBlocks, ParBlocksSizeUser,
@@ -143,6 +144,8 @@ pub(crate) mod avx;
 pub(crate) mod gfni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gfni256;
+#[cfg(target_arch = "x86_64")]
+mod x86_modes;
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon;
@@ -350,6 +353,45 @@ pub(crate) trait Kernel: Copy {
 
     /// One block in place, on the backend's latency-optimised path.
     fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>);
+
+    /// The mode drivers' own work, portable here; backends with vector
+    /// units override it.
+    ///
+    /// Counter blocks `c, c + 1, ...` (128-bit big-endian) into `stage`.
+    #[inline(always)]
+    fn ctr_fill(self, c: u128, stage: &mut [Block<crate::Sm4>]) {
+        for (j, b) in stage.iter_mut().enumerate() {
+            *b = c.wrapping_add(j as u128).to_be_bytes().into();
+        }
+    }
+
+    /// XTS whitening of a run of blocks: `tweaks[j] = t·x^j`,
+    /// `stage[j] = data[j] ^ tweaks[j]` (the three of equal length).
+    #[inline(always)]
+    fn xts_whiten<O: TweakOrder>(
+        self,
+        t: u128,
+        data: &[Block<crate::Sm4>],
+        stage: &mut [Block<crate::Sm4>],
+        tweaks: &mut [Block<crate::Sm4>],
+    ) {
+        let mut t = t;
+        for ((s, w), d) in stage.iter_mut().zip(tweaks.iter_mut()).zip(data) {
+            *w = O::store(t);
+            *s = crate::modes::xor(d, w);
+            t = O::mul_x(t);
+        }
+    }
+
+    /// `out = in ^ ks`, block by block (`ks` at least as long).
+    #[inline(always)]
+    fn xor_into(self, mut data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
+        for (j, k) in ks.iter().enumerate().take(data.len()) {
+            let mut b = data.get(j);
+            let v = crate::modes::xor(b.get_in(), k);
+            *b.get_out() = v;
+        }
+    }
 }
 
 /// A computation to run with a backend's kernel (a rank-2 closure: the
@@ -483,8 +525,39 @@ macro_rules! simd_backend {
     (@one $m:ident, $rk:expr, $block:expr, $single:ident) => {
         $m::$single($rk, $block)
     };
+    // The x86 kernels take the drivers' own work from `x86_modes`, at the
+    // width of their batches.
+    (@modes $modes:ident) => {
+        #[inline(always)]
+        fn ctr_fill(self, c: u128, stage: &mut [Block<crate::Sm4>]) {
+            // SAFETY: the token exists only inside its backend's runner,
+            // whose features include those of the width module (AVX2 for
+            // `ymm`, AVX-512F/BW for `zmm`).
+            unsafe { x86_modes::$modes::ctr_fill(c, stage) }
+        }
+        #[inline(always)]
+        fn xts_whiten<O: TweakOrder>(
+            self,
+            t: u128,
+            data: &[Block<crate::Sm4>],
+            stage: &mut [Block<crate::Sm4>],
+            tweaks: &mut [Block<crate::Sm4>],
+        ) {
+            // SAFETY: as in `ctr_fill`.
+            unsafe { x86_modes::$modes::xts_whiten::<O>(t, data, stage, tweaks) }
+        }
+        #[inline(always)]
+        fn xor_into(self, data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
+            let n = data.len();
+            assert!(ks.len() >= n);
+            let (i, o) = data.into_raw();
+            // SAFETY: as in `ctr_fill`; `InOutBuf` holds `n` blocks in and
+            // out, equal or disjoint, and `ks` (a separate borrow) `n`.
+            unsafe { x86_modes::$modes::xor_blocks(i, ks.as_ptr(), o, n) }
+        }
+    };
     ($m:ident, $ty:ident, $enc:ident, $dec:ident, $token:ident, $run:ident, $feat:literal
-     $(, $single:ident)?) => {
+     $(, $single:ident, $modes:ident)?) => {
         /// The cipher backend of one SIMD kernel module. Only the runner
         /// functions below construct it, after feature detection.
         pub(crate) struct $ty<'a>(&'a [u32; 32]);
@@ -565,6 +638,8 @@ macro_rules! simd_backend {
                 // SAFETY: as in `crypt_stage`.
                 unsafe { simd_backend!(@one $m, rk, block.into() $(, $single)?) }
             }
+
+            $(simd_backend!(@modes $modes);)?
         }
 
         /// Run a mode driver with the features on.
@@ -586,7 +661,8 @@ simd_backend!(
     AvxKernel,
     avx_kernel,
     "avx2,aes",
-    crypt_block
+    crypt_block,
+    ymm
 );
 #[cfg(target_arch = "x86_64")]
 simd_backend!(
@@ -597,7 +673,8 @@ simd_backend!(
     GfniKernel,
     gfni_kernel,
     "gfni,avx512f,avx512bw,avx512vl,avx2",
-    crypt_block
+    crypt_block,
+    zmm
 );
 #[cfg(target_arch = "x86_64")]
 simd_backend!(
@@ -608,7 +685,8 @@ simd_backend!(
     Gfni256Kernel,
     gfni256_kernel,
     "gfni,avx2",
-    crypt_block
+    crypt_block,
+    ymm
 );
 #[cfg(target_arch = "aarch64")]
 simd_backend!(

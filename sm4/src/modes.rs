@@ -13,7 +13,7 @@
 //! chained directions (CBC and CFB encryption) run one block at a time.
 
 use crate::backends::{Kernel, STAGE, Stage};
-use cipher::{Block, InOutBuf};
+use cipher::{Block, InOut, InOutBuf};
 
 mod cbc;
 mod cfb;
@@ -23,6 +23,7 @@ mod xts;
 pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
+pub(crate) use xts::TweakOrder;
 pub use xts::{Sm4Xts, XtsStandard};
 
 /// One SM4 block.
@@ -30,7 +31,7 @@ type Blk = Block<crate::Sm4>;
 
 /// `a ^ b` on whole blocks.
 #[inline(always)]
-fn xor(a: &Blk, b: &Blk) -> Blk {
+pub(crate) fn xor(a: &Blk, b: &Blk) -> Blk {
     (u128::from_ne_bytes(a.0) ^ u128::from_ne_bytes(b.0))
         .to_ne_bytes()
         .into()
@@ -44,6 +45,16 @@ fn xor_bytes(a: &mut [u8], b: &[u8]) {
     }
 }
 
+/// One CBC decryption step, on the latency path (no stage).
+#[inline(always)]
+fn cbc_decrypt_block<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut b: InOut<'_, '_, Blk>) {
+    let c = *b.get_in();
+    let mut x = c;
+    k.crypt_block(rk, &mut x);
+    *b.get_out() = xor(&x, iv);
+    *iv = c;
+}
+
 /// CBC decryption of `blocks` (any number) with chaining value `iv`, which
 /// becomes the last ciphertext block. Whole stages through the kernel; the
 /// XORs run from the last block to the first, so that in place every
@@ -51,7 +62,10 @@ fn xor_bytes(a: &mut [u8], b: &[u8]) {
 #[inline(always)]
 fn cbc_decrypt<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut blocks: InOutBuf<'_, '_, Blk>) {
     let n = blocks.len();
-    if n == 0 {
+    if n <= 1 {
+        if let Some(b) = blocks.into_iter().next() {
+            cbc_decrypt_block(k, rk, iv, b);
+        }
         return;
     }
     let mut stage = Stage::new();

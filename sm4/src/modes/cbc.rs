@@ -1,13 +1,13 @@
 //! SM4-CBC, drop-in for `cbc::Encryptor<Sm4>` / `cbc::Decryptor<Sm4>`, and
 //! CBC ciphertext stealing (CS3).
 
-use super::{Blk, cbc_decrypt, xor};
+use super::{Blk, cbc_decrypt, cbc_decrypt_block, xor};
 use crate::backends::{Kernel, KernelClosure, with_kernel};
 use crate::{Error, Sm4};
 use cipher::{
     BlockCipherDecrypt, BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt,
     BlockModeEncBackend, BlockModeEncClosure, BlockModeEncrypt, BlockSizeUser, InOut, InOutBuf,
-    InnerIvInit, Iv, IvSizeUser, IvState, ParBlocks, ParBlocksSizeUser,
+    InnerIvInit, Iv, IvSizeUser, IvState, ParBlocks, ParBlocksSizeUser, SetIvState,
     common::InnerUser,
     consts::{U1, U16, U64},
 };
@@ -41,6 +41,14 @@ macro_rules! chained_mode {
             #[inline]
             fn iv_state(&self) -> Iv<Self> {
                 self.iv
+            }
+        }
+
+        impl SetIvState for $ty {
+            /// Start a new message with `iv`, keeping the key schedule.
+            #[inline]
+            fn set_iv(&mut self, iv: &Iv<Self>) {
+                self.iv = *iv;
             }
         }
 
@@ -170,12 +178,8 @@ impl<K: Kernel> BlockModeEncBackend for CbcEncBackend<'_, K> {
 
 impl<K: Kernel> BlockModeDecBackend for CbcDecBackend<'_, K> {
     #[inline(always)]
-    fn decrypt_block(&mut self, mut block: InOut<'_, '_, Blk>) {
-        let c = *block.get_in();
-        let mut x = c;
-        self.k.crypt_block(self.rk, &mut x);
-        *block.get_out() = xor(&x, self.iv);
-        *self.iv = c;
+    fn decrypt_block(&mut self, block: InOut<'_, '_, Blk>) {
+        cbc_decrypt_block(self.k, self.rk, self.iv, block);
     }
 
     #[inline(always)]

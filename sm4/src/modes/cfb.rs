@@ -9,7 +9,7 @@ use cipher::inout::NotEqualError;
 use cipher::{
     BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt, BlockModeEncBackend,
     BlockModeEncClosure, BlockModeEncrypt, BlockSizeUser, InOut, InOutBuf, InnerIvInit, Iv,
-    IvSizeUser, IvState, ParBlocks, ParBlocksSizeUser,
+    IvSizeUser, IvState, ParBlocks, ParBlocksSizeUser, SetIvState,
     common::InnerUser,
     consts::{U1, U16, U64},
 };

@@ -58,15 +58,6 @@ struct CtrState {
 }
 
 impl CtrState {
-    /// Counter blocks `next..next + n` into the stage.
-    #[inline(always)]
-    fn counters(&self, stage: &mut Stage, n: usize) {
-        let base = self.iv.wrapping_add(self.next);
-        for (j, b) in stage.0[..n].iter_mut().enumerate() {
-            *b = base.wrapping_add(j as u128).to_be_bytes().into();
-        }
-    }
-
     /// Account for `n` generated blocks.
     #[inline(always)]
     fn advance(&mut self, n: usize) {
@@ -117,32 +108,33 @@ impl KernelClosure for Apply<'_, '_, '_> {
         if total == 0 {
             return;
         }
-        if total == 1 && blocks.is_empty() {
-            // One partial block: the latency path, no stage.
+        if total == 1 {
+            // One block: the latency path, no stage.
             let mut ks = Blk::default();
             state.counters_one(&mut ks);
             k.crypt_block(rk, &mut ks);
             state.advance(1);
-            tail.xor_in2out(&ks[..tail.len()]);
-            state.ks = ks;
-            state.used = tail.len() as u8;
+            if let Some(mut b) = blocks.into_iter().next() {
+                let v = xor(b.get_in(), &ks);
+                *b.get_out() = v;
+            } else {
+                tail.xor_in2out(&ks[..tail.len()]);
+                state.ks = ks;
+                state.used = tail.len() as u8;
+            }
             return;
         }
         let mut stage = Stage::new();
         let mut done = 0;
         while done < total {
             let m = core::cmp::min(STAGE, total - done);
-            state.counters(&mut stage, m);
+            k.ctr_fill(state.iv.wrapping_add(state.next), &mut stage.0[..m]);
             k.crypt_stage(rk, &mut stage, m);
             state.advance(m);
             let full = core::cmp::min(m, blocks.len());
-            let (mut chunk, rest) = blocks.split_at(full);
+            let (chunk, rest) = blocks.split_at(full);
             blocks = rest;
-            for j in 0..full {
-                let mut b = chunk.get(j);
-                let v = xor(b.get_in(), &stage.0[j]);
-                *b.get_out() = v;
-            }
+            k.xor_into(chunk, &stage.0[..full]);
             if full < m {
                 // The tail's block: keep what it does not use.
                 let ks = stage.0[full];
@@ -221,6 +213,22 @@ impl InnerIvInit for Sm4Ctr {
                 used: 16,
             },
         }
+    }
+}
+
+impl cipher::IvState for Sm4Ctr {
+    /// The initial counter block.
+    fn iv_state(&self) -> cipher::Iv<Self> {
+        self.state.iv.to_be_bytes().into()
+    }
+}
+
+impl cipher::SetIvState for Sm4Ctr {
+    /// Start a new keystream from initial counter block `iv`, keeping the
+    /// key schedule.
+    fn set_iv(&mut self, iv: &cipher::Iv<Self>) {
+        self.state.iv = u128::from_be_bytes((*iv).into());
+        self.set_block_pos(0);
     }
 }
 

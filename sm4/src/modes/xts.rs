@@ -4,6 +4,7 @@
 use super::{Blk, xor};
 use crate::backends::{Backend, Kernel, KernelClosure, STAGE, Stage, with_kernel};
 use crate::{Error, Sm4};
+use cipher::InOutBuf;
 use cipher::KeyInit;
 use core::fmt;
 
@@ -215,19 +216,25 @@ impl Sm4Xts {
 /// The tweak's representation and its multiplication by `x`, per standard
 /// (the tweak held as a `u128` in the byte order that makes the
 /// multiplication one shift).
-trait Order {
+pub(crate) trait TweakOrder {
+    /// GB/T 17964's order (else IEEE 1619's).
+    const GB: bool;
+    /// The tweak block as the number.
     fn load(b: &Blk) -> u128;
+    /// The number as the tweak block.
     fn store(t: u128) -> Blk;
+    /// Multiplication by `x`.
     fn mul_x(t: u128) -> u128;
 }
 
 /// IEEE 1619: little-endian, shift left, reduce with `0x87`.
-struct Ieee;
+pub(crate) struct Ieee;
 /// GB/T 17964: big-endian (GHASH's order), shift right, reduce with `0xE1`
 /// in the top byte.
-struct Gb;
+pub(crate) struct Gb;
 
-impl Order for Ieee {
+impl TweakOrder for Ieee {
+    const GB: bool = false;
     #[inline(always)]
     fn load(b: &Blk) -> u128 {
         u128::from_le_bytes(b.0)
@@ -243,7 +250,8 @@ impl Order for Ieee {
     }
 }
 
-impl Order for Gb {
+impl TweakOrder for Gb {
+    const GB: bool = true;
     #[inline(always)]
     fn load(b: &Blk) -> u128 {
         u128::from_be_bytes(b.0)
@@ -266,29 +274,53 @@ fn xts_block<K: Kernel>(k: K, rk: &[u32; 32], b: &Blk, t: &Blk) -> Blk {
     xor(&x, t)
 }
 
-/// XTS over `blocks` in stages, the tweak of each block from `tweak()` in
-/// order.
+/// XTS over `blocks` in stages. The blocks form runs, each with tweaks
+/// `t, t·x, t·x^2, ...`: `next_run(j, t)` gives the first tweak and the
+/// length (at least 1) of the run that starts at block `j`, `t` being the
+/// tweak that would follow the run before. Returns the tweak that follows
+/// the last run.
 #[inline(always)]
-fn xts_blocks<K: Kernel>(k: K, rk: &[u32; 32], blocks: &mut [Blk], mut tweak: impl FnMut() -> Blk) {
+fn xts_blocks<K: Kernel, O: TweakOrder>(
+    k: K,
+    rk: &[u32; 32],
+    blocks: &mut [Blk],
+    mut next_run: impl FnMut(usize, u128) -> (u128, usize),
+) -> u128 {
     if let [b] = blocks {
-        *b = xts_block(k, rk, b, &tweak());
-        return;
+        // One block: the latency path, no stage.
+        let (t, _) = next_run(0, 0);
+        *b = xts_block(k, rk, b, &O::store(t));
+        return O::mul_x(t);
     }
     let mut stage = Stage::new();
     let mut tweaks = Stage::new();
-    for chunk in blocks.chunks_mut(STAGE) {
+    let (mut t, mut left) = (0u128, 0usize);
+    for (c, chunk) in blocks.chunks_mut(STAGE).enumerate() {
         let n = chunk.len();
-        for ((s, t), b) in stage.0.iter_mut().zip(&mut tweaks.0).zip(chunk.iter()) {
-            *t = tweak();
-            *s = xor(b, t);
+        let mut j = 0;
+        while j < n {
+            if left == 0 {
+                (t, left) = next_run(STAGE * c + j, t);
+            }
+            let len = core::cmp::min(left, n - j);
+            let run = j..j + len;
+            k.xts_whiten::<O>(
+                t,
+                &chunk[run.clone()],
+                &mut stage.0[run.clone()],
+                &mut tweaks.0[run],
+            );
+            t = O::mul_x(O::load(&tweaks.0[j + len - 1]));
+            left -= len;
+            j += len;
         }
         k.crypt_stage(rk, &mut stage, n);
-        for ((b, s), t) in chunk.iter_mut().zip(&stage.0).zip(&tweaks.0) {
-            *b = xor(s, t);
-        }
+        let out = InOutBuf::new(&stage.0[..n], chunk).expect("equal lengths");
+        k.xor_into(out, &tweaks.0[..n]);
     }
     stage.wipe();
     tweaks.wipe();
+    t
 }
 
 /// One sector.
@@ -318,7 +350,7 @@ impl<J, O> Job<J, O> {
     }
 }
 
-impl<O: Order> KernelClosure for Job<Sector<'_>, O> {
+impl<O: TweakOrder> KernelClosure for Job<Sector<'_>, O> {
     type Output = ();
 
     #[inline(always)]
@@ -332,16 +364,12 @@ impl<O: Order> KernelClosure for Job<Sector<'_>, O> {
         } = self.0;
         let mut t0 = Blk::from(*tweak);
         k.crypt_block(tweak_rk, &mut t0);
-        let mut t = O::load(&t0);
+        let t0 = O::load(&t0);
         let (blocks, tail) = Blk::slice_as_chunks_mut(buf);
         let m = blocks.len();
         let r = tail.len();
         if r == 0 {
-            xts_blocks(k, rk, blocks, || {
-                let v = O::store(t);
-                t = O::mul_x(t);
-                v
-            });
+            xts_blocks::<K, O>(k, rk, blocks, |_, _| (t0, m));
             return;
         }
         // Ciphertext stealing: the last whole block and the partial one
@@ -351,27 +379,26 @@ impl<O: Order> KernelClosure for Job<Sector<'_>, O> {
         // decryption takes the next tweak for the last whole block, in the
         // same stage, and the tweak it skipped for the rebuilt CC.
         let mut skipped = 0u128;
-        let mut i = 0;
-        xts_blocks(k, rk, blocks, || {
-            if decrypt && i == m - 1 {
-                skipped = t;
-                t = O::mul_x(t);
+        let next = xts_blocks::<K, O>(k, rk, blocks, |j, t| {
+            if !decrypt {
+                (t0, m)
+            } else if j == 0 && m > 1 {
+                (t0, m - 1)
+            } else {
+                skipped = if m > 1 { t } else { t0 };
+                (O::mul_x(skipped), 1)
             }
-            i += 1;
-            let v = O::store(t);
-            t = O::mul_x(t);
-            v
         });
         let head = blocks[m - 1];
         let mut last = head;
         last[..r].copy_from_slice(tail);
         tail.copy_from_slice(&head[..r]);
-        let final_tweak = if decrypt { skipped } else { t };
+        let final_tweak = if decrypt { skipped } else { next };
         blocks[m - 1] = xts_block(k, rk, &last, &O::store(final_tweak));
     }
 }
 
-impl<O: Order> KernelClosure for Job<Sectors<'_>, O> {
+impl<O: TweakOrder> KernelClosure for Job<Sectors<'_>, O> {
     type Output = ();
 
     #[inline(always)]
@@ -387,29 +414,19 @@ impl<O: Order> KernelClosure for Job<Sectors<'_>, O> {
         let count = blocks.len() / sector_blocks;
         // The sectors' first tweaks, up to a stage of them at a time.
         let mut firsts = Stage::new();
-        let (mut started, mut ready, mut taken) = (0usize, 0usize, 0usize);
-        let mut in_sector = sector_blocks;
-        let mut t = 0u128;
-        xts_blocks(k, rk, blocks, || {
-            if in_sector == sector_blocks {
-                if taken == ready {
-                    ready = core::cmp::min(STAGE, count - started);
-                    for (j, b) in firsts.0[..ready].iter_mut().enumerate() {
-                        let s = first + (started + j) as u128;
-                        *b = s.to_le_bytes().into();
-                    }
-                    k.crypt_stage(tweak_rk, &mut firsts, ready);
-                    taken = 0;
+        let (mut ready, mut taken) = (0usize, 0usize);
+        xts_blocks::<K, O>(k, rk, blocks, |j, _| {
+            if taken == ready {
+                let started = j / sector_blocks;
+                ready = core::cmp::min(STAGE, count - started);
+                for (i, b) in firsts.0[..ready].iter_mut().enumerate() {
+                    *b = (first + (started + i) as u128).to_le_bytes().into();
                 }
-                t = O::load(&firsts.0[taken]);
-                taken += 1;
-                started += 1;
-                in_sector = 0;
+                k.crypt_stage(tweak_rk, &mut firsts, ready);
+                taken = 0;
             }
-            in_sector += 1;
-            let v = O::store(t);
-            t = O::mul_x(t);
-            v
+            taken += 1;
+            (O::load(&firsts.0[taken - 1]), sector_blocks)
         });
         firsts.wipe();
     }
