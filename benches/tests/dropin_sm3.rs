@@ -1,8 +1,9 @@
 //! Drop-in naming: code written against RustCrypto `sm3` 0.5 builds
-//! against this crate with only the crate name in its paths changed. Each
-//! macro is one piece of user code, expanded with `$c` = `rc_sm3`
-//! (RustCrypto) and `$c` = `sm3` (this crate); both must give the same
+//! against the workspace's `sm3` with only the crate name in its paths
+//! changed. Each macro is one piece of user code, expanded with `$c` =
+//! `rc_sm3` (RustCrypto) and `$c` = `sm3` (ours); both must give the same
 //! bytes.
+#![cfg(feature = "sm3")]
 
 macro_rules! hash_names {
     ($c:ident) => {{

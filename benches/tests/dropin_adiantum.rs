@@ -1,11 +1,12 @@
-//! Naming shared with the `adiantum` 0.2 crate: `adiantum::Cipher<S, B>`
-//! (stream cipher first, then block cipher), keyed with `.into()` from a
-//! 32-byte array as 0.2's `KeyInit::new` is. The calls differ (see the
-//! README): 0.2's `encrypt(page, tweak)` panics on bad lengths, this crate's
-//! `encrypt_in_place(tweak, buf)` returns an error. Both must give the same
+//! Naming shared with the `adiantum` 0.2 crate: the workspace's
+//! `adiantum::Cipher<S, B>` (stream cipher first, then block cipher), keyed
+//! with `.into()` from a 32-byte array as 0.2's `KeyInit::new` is. The
+//! calls differ (see `adiantum/README.md`): 0.2's `encrypt(page, tweak)`
+//! panics on bad lengths, ours `encrypt_in_place(tweak, buf)` returns an
+//! error. Both must give the same
 //! ciphertexts on the sectors 0.2 accepts (16..=4096 bytes, a multiple of
 //! 16, tweaks of up to 32 bytes).
-#![cfg(feature = "xchacha-aes")]
+#![cfg(feature = "adiantum")]
 
 use adiantum::cipher::KeyInit;
 use aes::Aes256;
