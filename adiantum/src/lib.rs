@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+#![warn(missing_docs)]
 // This crate only composes other primitives: it has no SIMD code of its own
 // and needs no `unsafe` at all.
 #![forbid(unsafe_code)]
@@ -24,6 +25,12 @@ pub type AdiantumXChaCha12Aes = Adiantum<chacha::XChaCha12, aes::Aes256>;
 /// Adiantum with XChaCha20 and AES-256: Linux's `adiantum(xchacha20,aes)`.
 #[cfg(feature = "xchacha-aes")]
 pub type AdiantumXChaCha20Aes = Adiantum<chacha::XChaCha20, aes::Aes256>;
+
+/// [`Adiantum`] under the name the `adiantum` 0.2 crate gives its type
+/// (`adiantum::Cipher<S, B>`, same parameter order). The calls differ:
+/// `encrypt_in_place(tweak, buf)` returns an error where 0.2's
+/// `encrypt(buf, tweak)` panics.
+pub type Cipher<S, B> = Adiantum<S, B>;
 
 /// The size of the block of the block cipher: the smallest message.
 pub const BLOCK_SIZE: usize = 16;

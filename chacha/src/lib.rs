@@ -1,14 +1,18 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+#![warn(missing_docs)]
 
 use core::fmt;
 use core::marker::PhantomData;
 
 pub use cipher;
+/// The `cipher` trait that constructs every cipher of this crate from a key
+/// and a nonce (re-exported, as RustCrypto `chacha20` does).
+pub use cipher::KeyIvInit;
 use cipher::{
-    Iv, IvSizeUser, Key, KeyIvInit, KeySizeUser, OverflowError, SeekNum, StreamCipher,
-    StreamCipherError, StreamCipherSeek,
-    array::ArraySize,
+    Iv, IvSizeUser, KeySizeUser, OverflowError, SeekNum, StreamCipher, StreamCipherError,
+    StreamCipherSeek,
+    array::{Array, ArraySize},
     consts::{U8, U12, U24, U32},
     inout::InOutBuf,
 };
@@ -117,6 +121,22 @@ pub struct ChaCha<R: Rounds, V: Variant> {
     ks: [u8; BLOCK],
     backend: Backend,
     _p: PhantomData<(R, V)>,
+}
+
+/// A 256-bit key, the key of every cipher here (`[u8; 32]` converts into
+/// it with `.into()`).
+pub type Key = Array<u8, U32>;
+/// A 96-bit nonce: [`ChaCha20`], [`ChaCha12`], [`ChaCha8`] (RFC 8439).
+pub type Nonce = Array<u8, U12>;
+/// A 192-bit nonce: [`XChaCha20`], [`XChaCha12`], [`XChaCha8`].
+pub type XNonce = Array<u8, U24>;
+/// A 64-bit nonce: [`ChaCha20Legacy`] and the other [`ChaChaLegacy`] types.
+pub type LegacyNonce = Array<u8, U8>;
+
+/// The nonce layouts under the module path RustCrypto `chacha20` gives them
+/// (`chacha20::variants::Ietf`); the same items as at the crate root.
+pub mod variants {
+    pub use crate::{Extended, Ietf, Legacy, Variant};
 }
 
 /// ChaCha20 (RFC 8439): 96-bit nonce, 32-bit counter.
@@ -316,7 +336,7 @@ impl<R: Rounds, V: Variant> IvSizeUser for ChaCha<R, V> {
 
 impl<R: Rounds, V: Variant> KeyIvInit for ChaCha<R, V> {
     #[inline]
-    fn new(key: &Key<Self>, iv: &Iv<Self>) -> Self {
+    fn new(key: &cipher::Key<Self>, iv: &Iv<Self>) -> Self {
         Self::init(&key.0, iv.as_slice(), backends::detect())
     }
 }

@@ -25,6 +25,17 @@ use poly1305::PolyCore;
 pub const KEY_SIZE: usize = 1088;
 /// Length of an NH key.
 pub const NH_KEY_SIZE: usize = 1072;
+/// Length of a block of [`NhPoly1305`]'s `UniversalHash` interface, and of
+/// its output.
+pub const BLOCK_SIZE: usize = 16;
+
+/// An [`NhPoly1305`] key as `KeyInit` takes it (1088 bytes), named as
+/// RustCrypto `poly1305` names its own key type.
+pub type Key = universal_hash::Key<NhPoly1305>;
+/// A 16-byte block of [`NhPoly1305`]'s `UniversalHash` interface.
+pub type Block = universal_hash::Block<NhPoly1305>;
+/// The 16-byte output of [`NhPoly1305`] through `UniversalHash::finalize`.
+pub type Tag = universal_hash::Block<NhPoly1305>;
 
 /// Errors of this crate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

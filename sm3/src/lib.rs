@@ -6,6 +6,12 @@ pub use digest::{self, Digest};
 
 mod backends;
 
+/// The block-level core under the module path RustCrypto `sm3` gives it
+/// (`sm3::block_api::Sm3Core`); the same type as [`Sm3Core`].
+pub mod block_api {
+    pub use crate::Sm3Core;
+}
+
 #[doc(hidden)]
 pub use backends::{Backend, Lanes};
 
