@@ -31,7 +31,7 @@ macro_rules! x86_entry_points {
         );
     };
     (features = $features:literal, cpu = $cpu:literal, group = $group:literal,
-     batch = $batch:path) => {
+     batch = $batch:path $(, lanes = $lanes:ident)?) => {
         /// Encrypt or decrypt one block on the single-block path (what the
         /// modes' `encrypt_block` / `decrypt_block` call), without the batch
         /// dispatch of [`crypt_blocks`].
@@ -74,8 +74,18 @@ macro_rules! x86_entry_points {
                 done += BATCH;
             }
             let rest = n - done;
-            if rest == 0 {
-                return;
+            // SAFETY: `rest` blocks remain at `done` in both buffers, equal
+            // or disjoint (the lane paths load every block before storing).
+            unsafe {
+                let (inp, out) = (inp.add(16 * done), out.add(16 * done));
+                match rest {
+                    0 => return,
+                    1 => return one(rk, inp, out),
+                    $(2 => return $lanes::<2>(rk, inp, out),
+                    3 => return $lanes::<3>(rk, inp, out),
+                    4 => return $lanes::<4>(rk, inp, out),)?
+                    _ => {}
+                }
             }
             let mut buf = [0u8; 16 * BATCH];
             // SAFETY: `rest` blocks remain readable at `done`; `buf` is a
@@ -114,9 +124,12 @@ macro_rules! x86_entry_points {
             // group run starts at a multiple of BATCH and ends at most at
             // the next one, which STAGE is a multiple of.
             unsafe {
-                if n == 1 {
-                    one(rk, p, p);
-                    return;
+                match n {
+                    1 => return one(rk, p, p),
+                    $(2 => return $lanes::<2>(rk, p, p),
+                    3 => return $lanes::<3>(rk, p, p),
+                    4 => return $lanes::<4>(rk, p, p),)?
+                    _ => {}
                 }
                 let mut done = 0;
                 while n - done >= BATCH {

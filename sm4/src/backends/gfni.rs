@@ -627,24 +627,13 @@ macro_rules! round1 {
     };
 }
 
-/// One block, latency first: each word in its own xmm register.
-///
-/// # Safety
-/// `inp` is readable and `out` writable for one block.
+/// The 32 single-block rounds on the state `X = M1·x` in four xmm
+/// registers (word `i` of each lane's block in register `i`; see
+/// [`round1`]).
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
-unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
-    // SAFETY: one readable block; its words stay byte-reversed (see
-    // [`round1`]).
-    let v = unsafe { _mm_loadu_si128(inp.cast()) };
-    // X = M1·x for the whole block at once (bytewise map).
-    let v = aff::<0>(v, PRE);
-    let (mut x0, mut x1, mut x2, mut x3) = (
-        _mm_shuffle_epi32::<0x00>(v),
-        _mm_shuffle_epi32::<0x55>(v),
-        _mm_shuffle_epi32::<0xaa>(v),
-        _mm_shuffle_epi32::<0xff>(v),
-    );
+fn rounds_xmm(km: &[u32; 32], x: [__m128i; 4]) -> [__m128i; 4] {
+    let [mut x0, mut x1, mut x2, mut x3] = x;
     let (sd, se) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
     let rol8 = _mm512_castsi512_si128(rotations()[2]);
     let mut y =
@@ -657,6 +646,29 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
         round1!(x2, y, x0, x1, k(r + 3), sd, se, rol8);
         round1!(x3, y, x1, x2, k(r + 4), sd, se, rol8);
     }
+    [x0, x1, x2, x3]
+}
+
+/// One block, latency first: each word in its own xmm register, broadcast
+/// to the four lanes.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for one block.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: one readable block; its words stay byte-reversed (see
+    // [`round1`]).
+    let v = unsafe { _mm_loadu_si128(inp.cast()) };
+    // X = M1·x for the whole block at once (bytewise map).
+    let v = aff::<0>(v, PRE);
+    let x = [
+        _mm_shuffle_epi32::<0x00>(v),
+        _mm_shuffle_epi32::<0x55>(v),
+        _mm_shuffle_epi32::<0xaa>(v),
+        _mm_shuffle_epi32::<0xff>(v),
+    ];
+    let [x0, x1, x2, x3] = rounds_xmm(km, x);
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
     let v = aff::<0>(_mm_unpacklo_epi64(lo, hi), PRE_INV);
@@ -664,11 +676,29 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
+/// Two to four blocks at the single-block latency: block `b` in lane `b`
+/// of the four word registers of [`rounds_xmm`].
+///
+/// # Safety
+/// `inp` is readable and `out` writable for `N` blocks (`N <= 4`).
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+unsafe fn few<const N: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: `N` readable blocks.
+    let z = unsafe { super::x86_modes::load_lanes::<N>(inp) };
+    let x = super::x86_modes::transpose_xmm(z).map(|w| aff::<0>(w, PRE));
+    let [x0, x1, x2, x3] = rounds_xmm(km, x);
+    let z = super::x86_modes::transpose_xmm([x3, x2, x1, x0]).map(|w| aff::<0>(w, PRE_INV));
+    // SAFETY: `N` writable blocks.
+    unsafe { super::x86_modes::store_lanes::<N>(out, z) };
+}
+
 x86_entry_points!(
     features = "gfni,avx512f,avx512bw,avx512vl",
     cpu = "GFNI, AVX-512F, AVX-512BW and AVX-512VL",
     group = 16,
-    batch = pairs
+    batch = pairs,
+    lanes = few
 );
 
 #[cfg(test)]

@@ -291,24 +291,13 @@ unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     }
 }
 
-/// One block, latency first: each word in its own xmm register.
-///
-/// # Safety
-/// `inp` is readable and `out` writable for one block.
+/// The 32 single-block rounds on the state `X = M1·x` in four xmm
+/// registers (word `i` of each lane's block in register `i`).
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
-unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+fn rounds_xmm(km: &[u32; 32], x: [__m128i; 4]) -> [__m128i; 4] {
+    let [mut x0, mut x1, mut x2, mut x3] = x;
     let sh = shuffles();
-    // SAFETY: one readable block; its words stay byte-reversed (see
-    // [`groups`]).
-    let v = unsafe { _mm_loadu_si128(inp.cast()) };
-    let v = _mm_gf2p8affine_epi64_epi8::<0>(v, _mm_set1_epi64x(PRE));
-    let (mut x0, mut x1, mut x2, mut x3) = (
-        _mm_shuffle_epi32::<0x00>(v),
-        _mm_shuffle_epi32::<0x55>(v),
-        _mm_shuffle_epi32::<0xaa>(v),
-        _mm_shuffle_epi32::<0xff>(v),
-    );
     let (md, me) = (_mm_set1_epi64x(SD), _mm_set1_epi64x(SE));
     let rot = [3, 2, 1].map(|i| _mm256_castsi256_si128(sh[i]));
     let rot = rot.as_ptr();
@@ -324,6 +313,28 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
         round1!(x2, y, x0, x1, k(r + 3), md, me, rot);
         round1!(x3, y, x1, x2, k(r + 4), md, me, rot);
     }
+    [x0, x1, x2, x3]
+}
+
+/// One block, latency first: each word in its own xmm register, broadcast
+/// to the four lanes.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for one block.
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: one readable block; its words stay byte-reversed (see
+    // [`groups`]).
+    let v = unsafe { _mm_loadu_si128(inp.cast()) };
+    let v = _mm_gf2p8affine_epi64_epi8::<0>(v, _mm_set1_epi64x(PRE));
+    let x = [
+        _mm_shuffle_epi32::<0x00>(v),
+        _mm_shuffle_epi32::<0x55>(v),
+        _mm_shuffle_epi32::<0xaa>(v),
+        _mm_shuffle_epi32::<0xff>(v),
+    ];
+    let [x0, x1, x2, x3] = rounds_xmm(km, x);
     let lo = _mm_unpacklo_epi32(x3, x2);
     let hi = _mm_unpacklo_epi32(x1, x0);
     let v = _mm_gf2p8affine_epi64_epi8::<0>(_mm_unpacklo_epi64(lo, hi), _mm_set1_epi64x(PRE_INV));
@@ -331,7 +342,31 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
-x86_entry_points!(features = "gfni,avx2", cpu = "GFNI and AVX2", group = 8);
+/// Two to four blocks at the single-block latency: block `b` in lane `b`
+/// of the four word registers of [`rounds_xmm`].
+///
+/// # Safety
+/// `inp` is readable and `out` writable for `N` blocks (`N <= 4`).
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+unsafe fn few<const N: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    let map = |w, m| _mm_gf2p8affine_epi64_epi8::<0>(w, _mm_set1_epi64x(m));
+    // SAFETY: `N` readable blocks.
+    let z = unsafe { super::x86_modes::load_lanes::<N>(inp) };
+    let x = super::x86_modes::transpose_xmm(z).map(|w| map(w, PRE));
+    let [x0, x1, x2, x3] = rounds_xmm(km, x);
+    let z = super::x86_modes::transpose_xmm([x3, x2, x1, x0]).map(|w| map(w, PRE_INV));
+    // SAFETY: `N` writable blocks.
+    unsafe { super::x86_modes::store_lanes::<N>(out, z) };
+}
+
+x86_entry_points!(
+    features = "gfni,avx2",
+    cpu = "GFNI and AVX2",
+    group = 8,
+    batch = groups::<4>,
+    lanes = few
+);
 
 #[cfg(test)]
 mod tests {

@@ -353,3 +353,53 @@ pub(crate) mod zmm {
 
     modes_body!("avx512f,avx512bw");
 }
+
+/// Four registers of one block each to four registers of one word each
+/// (register `i` holds word `i` of the four blocks); applied to the words
+/// in reverse order it gives the blocks back.
+#[inline]
+#[target_feature(enable = "sse2")]
+pub(crate) fn transpose_xmm(z: [core::arch::x86_64::__m128i; 4]) -> [core::arch::x86_64::__m128i; 4] {
+    use core::arch::x86_64::*;
+    let t0 = _mm_unpacklo_epi32(z[0], z[1]);
+    let t1 = _mm_unpackhi_epi32(z[0], z[1]);
+    let t2 = _mm_unpacklo_epi32(z[2], z[3]);
+    let t3 = _mm_unpackhi_epi32(z[2], z[3]);
+    [
+        _mm_unpacklo_epi64(t0, t2),
+        _mm_unpackhi_epi64(t0, t2),
+        _mm_unpacklo_epi64(t1, t3),
+        _mm_unpackhi_epi64(t1, t3),
+    ]
+}
+
+/// `N` blocks (`N <= 4`) into the first `N` registers, the rest zero.
+///
+/// # Safety
+/// `p` is readable for `N` blocks.
+#[inline]
+#[target_feature(enable = "sse2")]
+pub(crate) unsafe fn load_lanes<const N: usize>(p: *const u8) -> [core::arch::x86_64::__m128i; 4] {
+    use core::arch::x86_64::*;
+    core::array::from_fn(|i| {
+        if i < N {
+            // SAFETY: block `i < N` is readable.
+            unsafe { _mm_loadu_si128(p.add(16 * i).cast()) }
+        } else {
+            _mm_setzero_si128()
+        }
+    })
+}
+
+/// The first `N` registers as `N` blocks (`N <= 4`).
+///
+/// # Safety
+/// `p` is writable for `N` blocks.
+#[inline]
+#[target_feature(enable = "sse2")]
+pub(crate) unsafe fn store_lanes<const N: usize>(p: *mut u8, z: [core::arch::x86_64::__m128i; 4]) {
+    for (i, v) in z.iter().enumerate().take(N) {
+        // SAFETY: block `i < N` is writable.
+        unsafe { core::arch::x86_64::_mm_storeu_si128(p.add(16 * i).cast(), *v) };
+    }
+}
