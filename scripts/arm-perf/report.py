@@ -46,7 +46,7 @@ def parse_run(path):
                 insns = int(parts[1])
             elif parts[0] == "hot":
                 words = tuple(parts[4:])
-                blocks.append((words, int(parts[3])))
+                blocks.append(((int(parts[1], 16), words), int(parts[3])))
     return insns, blocks
 
 
@@ -210,15 +210,38 @@ class Mca:
 
 
 def extra_blocks(entry):
-    """The blocks that the extra calls executed: [(words, extra execs)],
-    heaviest first, and the extra instructions in all."""
+    """The code that the extra calls executed: [(words, extra execs)],
+    heaviest first, and the extra instructions in all. Blocks that follow
+    each other in memory and ran equally often are joined into one (qemu
+    ends a block at its size limits too, not only at branches), so that a
+    loop body is modeled whole."""
     _, a, b, ba, bb = entry
     execs = collections.Counter()
-    for words, n in bb:
-        execs[words] += n
-    for words, n in ba:
-        execs[words] -= n
-    blocks = [(w, n) for w, n in execs.items() if n > 0]
+    for key, n in bb:
+        execs[key] += n
+    for key, n in ba:
+        execs[key] -= n
+    live = {v: (w, n) for (v, w), n in execs.items() if n > 0}
+    # Where another block of the same count ends at `v`, `v` continues it.
+    # (Blocks may overlap: a branch into the middle of one starts another.)
+    def successor(v):
+        w, n = live[v]
+        nxt = v + 4 * len(w)
+        return nxt if nxt in live and live[nxt][1] == n else None
+
+    continued = {successor(v) for v in live} - {None}
+    joined = []
+    for v in sorted(live):
+        if v in continued:
+            continue
+        words, n = list(live[v][0]), live[v][1]
+        seen, nxt = {v}, successor(v)
+        while nxt is not None and nxt not in seen:
+            seen.add(nxt)
+            words += live[nxt][0]
+            nxt = successor(nxt)
+        joined.append((v, words, n))
+    blocks = [(tuple(w), n) for _, w, n in joined]
     blocks.sort(key=lambda x: -len(x[0]) * x[1])
     return blocks, b - a
 
@@ -256,7 +279,7 @@ def mca_tables(data, mca, size, lo, hi, want):
     hot = {}
     for cpu in CPUS:
         models = [m for m, c in MODELS if c == cpu]
-        h = ["row", "insns", "bytes per pass"] + [f"{m}: cycles per pass (its cycles per 64 B)" for m in models]
+        h = ["row", "hot code: insns", "bytes per pass"] + [f"{m}: cycles per pass (its cycles per 64 B)" for m in models]
         hot[cpu] = ["| " + " | ".join(h) + " |", "|---|" + "---:|" * (len(h) - 1)]
     for r in rows:
         cells, shares = [f"`{r}`"], []
@@ -306,7 +329,7 @@ def main():
         print(f"\n## llvm-mca: estimated cycles per byte at {big} bytes\n")
         print(est)
         for cpu in CPUS:
-            print(f"\n## llvm-mca: the hottest block of each row, `{LABEL[cpu]}` run, {big} bytes\n")
+            print(f"\n## llvm-mca: the hottest code of each row, `{LABEL[cpu]}` run, {big} bytes\n")
             print(hot[cpu])
 
 
