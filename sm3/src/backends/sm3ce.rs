@@ -6,9 +6,11 @@
 //! Register layout: `abcd` holds `(D, C, B, A)` in lanes 0..3 and `efgh`
 //! holds `(H, G, F, E)`, as the instructions expect.
 
-use super::soft::T;
 use core::arch::aarch64::*;
 use core::arch::asm;
+
+/// The rotated round constants (`soft::T`) as one static table, for `ld4`.
+static T: [u32; 64] = super::soft::T;
 
 /// Compress `blocks` into `state`.
 #[inline]
@@ -79,6 +81,34 @@ fn expand4(w0: uint32x4_t, w1: uint32x4_t, w2: uint32x4_t, w3: uint32x4_t) -> ui
     x
 }
 
+/// The next four round constants, one in lane 3 of each register (the only
+/// lane `sm3ss1` reads; the other lanes hold whatever the registers held),
+/// and `p` past them: one `ld4` with post-increment. As an intrinsic
+/// (`vld4q_lane_u32`) the compiler addressed each group's constants with an
+/// `add` of its own.
+///
+/// # Safety
+/// `*p` must point to 4 readable `u32`.
+#[target_feature(enable = "neon")]
+#[inline]
+unsafe fn ld4_lane3(p: &mut *const u32) -> [uint32x4_t; 4] {
+    let (k0, k1, k2, k3);
+    // SAFETY: the caller guarantees 16 readable bytes at `*p`; the
+    // instruction is plain NEON (checked with the SM3 instructions at
+    // construction).
+    unsafe {
+        asm!(
+            "ld4 {{v20.s, v21.s, v22.s, v23.s}}[3], [{p}], #16",
+            p = inout(reg) *p,
+            out("v20") k0, out("v21") k1, out("v22") k2, out("v23") k3,
+            // Not `pure`: the compiler would hoist the 64 constants out of
+            // the block loop and keep them on the stack.
+            options(readonly, nostack, preserves_flags)
+        );
+    }
+    [k0, k1, k2, k3]
+}
+
 /// `(x3, x2, x1, x0)` from `(x0, x1, x2, x3)`.
 #[target_feature(enable = "neon")]
 #[inline]
@@ -96,47 +126,66 @@ fn compress_ce(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
             reverse(vld1q_u32(state.as_ptr().add(4))),
         )
     };
-    // The rotated round constants, each in lane 3.
-    let t: [uint32x4_t; 64] = core::array::from_fn(|j| vsetq_lane_u32::<3>(T[j], vdupq_n_u32(0)));
     for block in blocks {
         // SAFETY: each load reads 16 bytes inside the 64-byte `block`.
-        let mut w: [uint32x4_t; 4] = core::array::from_fn(|i| unsafe {
+        let [w0, w1, w2, w3]: [uint32x4_t; 4] = core::array::from_fn(|i| unsafe {
             vreinterpretq_u32_u8(vrev32q_u8(vld1q_u8(block.as_ptr().add(16 * i))))
         });
         let (abcd0, efgh0) = (abcd, efgh);
-        macro_rules! r4 {
-            ($tt1:ident, $tt2:ident, $k:expr) => {
-                let k: usize = $k;
-                // w = [W[4k..], W[4k+4..], W[4k+8..], W[4k+12..]].
-                let wk = w[0];
-                let wp = veorq_u32(w[0], w[1]);
-                let s = ss1(abcd, efgh, t[4 * k]);
+        let mut t = T.as_ptr();
+        // Four rounds (group g) from `W[4g..4g + 4]` (`wa`) and
+        // `W[4g + 4..4g + 8]` (`wb`), so `W'` is `wa ^ wb`. Written out 16
+        // times below with the message words as named values: no array to
+        // rotate, no loop counter, one `ld4` of constants per group.
+        macro_rules! g4 {
+            ($tt1:ident, $tt2:ident, $wa:expr, $wb:expr) => {
+                // SAFETY: `T` has 64 words and `t` moves 4 of them per
+                // group, 16 groups per block from `T.as_ptr()`.
+                let k = unsafe { ld4_lane3(&mut t) };
+                let wp = veorq_u32($wa, $wb);
+                let s = ss1(abcd, efgh, k[0]);
                 abcd = $tt1::<0>(abcd, s, wp);
-                efgh = $tt2::<0>(efgh, s, wk);
-                let s = ss1(abcd, efgh, t[4 * k + 1]);
+                efgh = $tt2::<0>(efgh, s, $wa);
+                let s = ss1(abcd, efgh, k[1]);
                 abcd = $tt1::<1>(abcd, s, wp);
-                efgh = $tt2::<1>(efgh, s, wk);
-                let s = ss1(abcd, efgh, t[4 * k + 2]);
+                efgh = $tt2::<1>(efgh, s, $wa);
+                let s = ss1(abcd, efgh, k[2]);
                 abcd = $tt1::<2>(abcd, s, wp);
-                efgh = $tt2::<2>(efgh, s, wk);
-                let s = ss1(abcd, efgh, t[4 * k + 3]);
+                efgh = $tt2::<2>(efgh, s, $wa);
+                let s = ss1(abcd, efgh, k[3]);
                 abcd = $tt1::<3>(abcd, s, wp);
-                efgh = $tt2::<3>(efgh, s, wk);
-                if k < 13 {
-                    let w4 = expand4(w[0], w[1], w[2], w[3]);
-                    w = [w[1], w[2], w[3], w4];
-                } else {
-                    w = [w[1], w[2], w[3], w[3]];
-                }
+                efgh = $tt2::<3>(efgh, s, $wa);
             };
         }
-        r4!(tt1a, tt2a, 0);
-        r4!(tt1a, tt2a, 1);
-        r4!(tt1a, tt2a, 2);
-        r4!(tt1a, tt2a, 3);
-        for k in 4..16 {
-            r4!(tt1b, tt2b, k);
-        }
+        let w4 = expand4(w0, w1, w2, w3);
+        g4!(tt1a, tt2a, w0, w1);
+        let w5 = expand4(w1, w2, w3, w4);
+        g4!(tt1a, tt2a, w1, w2);
+        let w6 = expand4(w2, w3, w4, w5);
+        g4!(tt1a, tt2a, w2, w3);
+        let w7 = expand4(w3, w4, w5, w6);
+        g4!(tt1a, tt2a, w3, w4);
+        let w8 = expand4(w4, w5, w6, w7);
+        g4!(tt1b, tt2b, w4, w5);
+        let w9 = expand4(w5, w6, w7, w8);
+        g4!(tt1b, tt2b, w5, w6);
+        let w10 = expand4(w6, w7, w8, w9);
+        g4!(tt1b, tt2b, w6, w7);
+        let w11 = expand4(w7, w8, w9, w10);
+        g4!(tt1b, tt2b, w7, w8);
+        let w12 = expand4(w8, w9, w10, w11);
+        g4!(tt1b, tt2b, w8, w9);
+        let w13 = expand4(w9, w10, w11, w12);
+        g4!(tt1b, tt2b, w9, w10);
+        let w14 = expand4(w10, w11, w12, w13);
+        g4!(tt1b, tt2b, w10, w11);
+        let w15 = expand4(w11, w12, w13, w14);
+        g4!(tt1b, tt2b, w11, w12);
+        let w16 = expand4(w12, w13, w14, w15);
+        g4!(tt1b, tt2b, w12, w13);
+        g4!(tt1b, tt2b, w13, w14);
+        g4!(tt1b, tt2b, w14, w15);
+        g4!(tt1b, tt2b, w15, w16);
         abcd = veorq_u32(abcd, abcd0);
         efgh = veorq_u32(efgh, efgh0);
     }
