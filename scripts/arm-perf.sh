@@ -55,7 +55,7 @@ TARGET=aarch64-unknown-linux-gnu
 LLVM_MC=llvm-mc-19 LLVM_MCA=llvm-mca-19
 mkdir -p "$OUT"
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+step() { printf '\n==> [%3d s] %s\n' "$SECONDS" "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 install_tools() {
