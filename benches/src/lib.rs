@@ -96,6 +96,26 @@ impl Row {
     }
 }
 
+/// What a counting session (the `armcount` tool) does with the rows,
+/// instead of timing them.
+#[derive(Clone, Debug)]
+pub enum Count {
+    /// Print every row's id (`alg/mode/backend`, peers as
+    /// `alg/mode/peer:name`), one a line, and measure nothing.
+    List,
+    /// Run the row with this id: build it for `size`-byte messages, then
+    /// call it `calls` times, untimed (an instruction counter outside the
+    /// process does the measuring).
+    Run {
+        /// The row's id as [`Count::List`] prints it.
+        id: String,
+        /// Message size in bytes.
+        size: usize,
+        /// How many calls (each one message, or a row's multiplier of them).
+        calls: u64,
+    },
+}
+
 /// The `speed` session: options, clock estimate and the rows measured.
 #[derive(Debug)]
 pub struct Speed {
@@ -105,6 +125,9 @@ pub struct Speed {
     /// estimates taken around each cell.
     pub hz: f64,
     rows: Vec<Row>,
+    count: Option<Count>,
+    /// Bytes per call of the row that [`Count::Run`] ran, once it has.
+    counted: Option<Option<usize>>,
 }
 
 impl Speed {
@@ -115,7 +138,34 @@ impl Speed {
             opts,
             hz,
             rows: Vec::new(),
+            count: None,
+            counted: None,
         }
+    }
+
+    /// A counting session: every row, peers included, is listed or run
+    /// untimed as `count` says; no clock estimate, nothing printed but the
+    /// list or, see [`Speed::counted`], the run's bytes per call.
+    pub fn counting(count: Count) -> Self {
+        let opts = Options {
+            peers: true,
+            sizes: SIZES.to_vec(),
+            ..Options::default()
+        };
+        Speed {
+            opts,
+            hz: 0.0,
+            rows: Vec::new(),
+            count: Some(count),
+            counted: None,
+        }
+    }
+
+    /// After a [`Count::Run`] session: `None` if no row had its id,
+    /// `Some(None)` if the row does not take that size, else the bytes that
+    /// one call processed.
+    pub fn counted(&self) -> Option<Option<usize>> {
+        self.counted
     }
 
     /// Whether a row for this algorithm and backend is wanted.
@@ -189,6 +239,30 @@ impl Speed {
             return;
         }
         if peer && self.opts.alg.as_deref().is_some_and(|a| !alg.contains(a)) {
+            return;
+        }
+        if let Some(count) = &self.count {
+            let id = if peer {
+                format!("{alg}/{mode}/peer:{backend}")
+            } else {
+                format!("{alg}/{mode}/{backend}")
+            };
+            match count {
+                Count::List => println!("{id}"),
+                Count::Run {
+                    id: want,
+                    size,
+                    calls,
+                } if *want == id && self.counted.is_none() => {
+                    let f = make(*size).map(|mut f| {
+                        for _ in 0..*calls {
+                            f();
+                        }
+                    });
+                    self.counted = Some(f.map(|()| size * multiplier));
+                }
+                Count::Run { .. } => {}
+            }
             return;
         }
         let mut before = estimate_hz();
