@@ -259,7 +259,7 @@ impl Speed {
                             f();
                         }
                     });
-                    self.counted = Some(f.map(|()| size * multiplier));
+                    self.counted = Some(f.map(|()| bytes(*size)));
                 }
                 Count::Run { .. } => {}
             }

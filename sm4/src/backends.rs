@@ -359,6 +359,10 @@ impl Stage {
 /// token means the CPU has the features; the drivers, generic over the
 /// token and inlined into the runner, are compiled with them.
 pub(crate) trait Kernel: Copy {
+    /// Whether [`crypt_lanes`](Self::crypt_lanes) takes up to four blocks
+    /// in the time of one, so that a chain's side lanes are free.
+    const FREE_LANES: bool;
+
     /// Encrypt (`rk` = encryption schedule) or decrypt (reversed schedule)
     /// the first `n` blocks of `stage` in place, `1 <= n <= STAGE`, with the
     /// widest batches first; the blocks after `n` may be overwritten.
@@ -396,6 +400,37 @@ pub(crate) trait Kernel: Copy {
         }
     }
 
+    /// Up to four blocks (`n` of them) in place, at the single-block
+    /// latency where the backend has such a path.
+    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize);
+
+    /// A serial chain of encryptions (CBC encryption, CBC-MAC, CFB
+    /// encryption, CCM): at step `s`, `io.feed(s)` gives the block `B` and
+    /// up to `lanes - 1` independent side blocks; the chained block
+    /// `I = state ^ B` and the side blocks are encrypted together, `state`
+    /// becomes `E(I)`, and `io.emit(s, outputs, I)` receives the outputs
+    /// (`E(I)` first, then the side blocks').
+    #[inline(always)]
+    fn chain(
+        self,
+        rk: &[u32; 32],
+        state: &mut Block<crate::Sm4>,
+        steps: usize,
+        lanes: usize,
+        io: &mut impl ChainIo,
+    ) {
+        for s in 0..steps {
+            let mut v = io
+                .feed(s)
+                .map(|b| Block::<crate::Sm4>::from(b.to_ne_bytes()));
+            let input = crate::modes::xor(state, &v[0]);
+            v[0] = input;
+            self.crypt_lanes(rk, &mut v, lanes);
+            *state = v[0];
+            io.emit(s, &v, &input);
+        }
+    }
+
     /// `out = in ^ ks`, block by block (`ks` at least as long).
     #[inline(always)]
     fn xor_into(self, mut data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
@@ -405,6 +440,21 @@ pub(crate) trait Kernel: Copy {
             *b.get_out() = v;
         }
     }
+}
+
+/// The two ends of [`Kernel::chain`]: what goes into each step and where
+/// its outputs go.
+pub(crate) trait ChainIo {
+    /// Step `s`'s block to chain and its side blocks, each as the 16 bytes
+    /// read as a native-endian number (`u128::from_ne_bytes`): values, so
+    /// that a block built from parts (a counter) goes to the kernel in
+    /// registers, not through partial stores that its loads could not take
+    /// their data from.
+    fn feed(&mut self, s: usize) -> [u128; 4];
+    /// Step `s`'s outputs (the chained block's first) and chained input.
+    /// (`feed(s + 1)` may come before `emit(s)`: a kernel may prepare the
+    /// next step's blocks while the chain runs.)
+    fn emit(&mut self, s: usize, out: &[Block<crate::Sm4>; 4], input: &Block<crate::Sm4>);
 }
 
 /// A computation to run with a backend's kernel (a rank-2 closure: the
@@ -421,6 +471,9 @@ pub(crate) trait KernelClosure {
 pub(crate) struct SoftKernel;
 
 impl Kernel for SoftKernel {
+    // One block runs the circuit on a word; more take the 16-block slices.
+    const FREE_LANES: bool = false;
+
     #[inline(always)]
     fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
         soft::crypt_blocks(rk, (&mut stage.0[..n]).into());
@@ -428,6 +481,10 @@ impl Kernel for SoftKernel {
     #[inline(always)]
     fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>) {
         soft::crypt_blocks(rk, core::slice::from_mut(block).into());
+    }
+    #[inline(always)]
+    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize) {
+        soft::crypt_blocks(rk, (&mut blocks[..n]).into());
     }
 }
 
@@ -569,8 +626,28 @@ macro_rules! simd_backend {
             unsafe { x86_modes::$modes::xor_blocks(i, ks.as_ptr(), o, n) }
         }
     };
+    // Whether a kernel's lanes are free: the lane paths of `gfni` and
+    // `gfni256`, NEON's four-block group, the independent `sm4e` chains;
+    // not `avx`'s eight-block group (its single block broadcasts).
+    (@free avx) => { false };
+    (@free $m:ident) => { true };
+    // The kernels with lane paths (`x86_modes::lane_paths!`).
+    (@lanes $m:ident) => {
+        #[inline(always)]
+        fn chain(
+            self,
+            rk: &[u32; 32],
+            state: &mut Block<crate::Sm4>,
+            steps: usize,
+            _lanes: usize,
+            io: &mut impl ChainIo,
+        ) {
+            // SAFETY: the token exists only inside its backend's runner.
+            unsafe { $m::chain(rk, state, steps, io) }
+        }
+    };
     ($m:ident, $ty:ident, $enc:ident, $dec:ident, $token:ident, $run:ident, $feat:literal
-     $(, $single:ident, $modes:ident)?) => {
+     $(, $single:ident, $modes:ident $(, $lanes:ident)?)?) => {
         /// The cipher backend of one SIMD kernel module. Only the runner
         /// functions below construct it, after feature detection.
         pub(crate) struct $ty<'a>(&'a [u32; 32]);
@@ -640,6 +717,7 @@ macro_rules! simd_backend {
         pub(crate) struct $token(());
 
         impl Kernel for $token {
+            const FREE_LANES: bool = simd_backend!(@free $m);
             #[inline(always)]
             fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
                 // SAFETY: the token exists only inside the runner, which is
@@ -651,8 +729,14 @@ macro_rules! simd_backend {
                 // SAFETY: as in `crypt_stage`.
                 unsafe { simd_backend!(@one $m, rk, block.into() $(, $single)?) }
             }
+            #[inline(always)]
+            fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize) {
+                // SAFETY: as in `crypt_stage`. (The batch entry point takes
+                // up to four blocks on its lane path where it has one.)
+                unsafe { $m::crypt_blocks(rk, (&mut blocks[..n]).into()) }
+            }
 
-            $(simd_backend!(@modes $modes);)?
+            $(simd_backend!(@modes $modes); $(simd_backend!(@$lanes $m);)?)?
         }
 
         /// Run a mode driver with the features on.
@@ -687,7 +771,8 @@ simd_backend!(
     gfni_kernel,
     "gfni,avx512f,avx512bw,avx512vl,avx2",
     crypt_block,
-    zmm
+    zmm,
+    lanes
 );
 #[cfg(target_arch = "x86_64")]
 simd_backend!(
@@ -699,7 +784,8 @@ simd_backend!(
     gfni256_kernel,
     "gfni,avx2",
     crypt_block,
-    ymm
+    ymm,
+    lanes
 );
 #[cfg(target_arch = "aarch64")]
 simd_backend!(

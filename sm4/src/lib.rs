@@ -4,6 +4,7 @@
 
 use core::fmt;
 
+pub use aead;
 pub use cipher;
 use cipher::{
     AlgorithmName, BlockCipherDecClosure, BlockCipherDecrypt, BlockCipherEncClosure,
@@ -17,7 +18,10 @@ mod modes;
 #[doc(hidden)]
 pub use backends::Backend;
 pub use error::Error;
-pub use modes::{Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard};
+pub use modes::{
+    Ccm, CcmNonceSize, CcmTagSize, Sm4CbcDec, Sm4CbcEnc, Sm4Ccm, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr,
+    Sm4Xts, XtsStandard,
+};
 
 /// The SM4 block cipher (GB/T 32907): 128-bit key, 128-bit block.
 ///

@@ -16,11 +16,13 @@ use crate::backends::{Kernel, STAGE, Stage};
 use cipher::{Block, InOut, InOutBuf};
 
 mod cbc;
+mod ccm;
 mod cfb;
 mod ctr;
 mod xts;
 
 pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
+pub use ccm::{Ccm, CcmNonceSize, CcmTagSize, Sm4Ccm};
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
 pub(crate) use xts::TweakOrder;

@@ -163,6 +163,34 @@ fn fused_rows(s: &mut crate::Speed, b: sm4::Backend, key: &[u8; 16], key2: &[u8;
             let _ = xts.decrypt_sector(&iv, buf);
         });
     }
+    let nonce = [0x11u8; 12];
+    let ccm = sm4::Sm4Ccm::from(c());
+    row("ccm-enc:Sm4Ccm", &|buf| {
+        black_box(
+            ccm.encrypt_inout_detached(&nonce.into(), &[], buf.into())
+                .unwrap(),
+        );
+    });
+    // Decryption of a sealed message, out of place (so that every call
+    // opens the same ciphertext and its tag checks).
+    s.row("sm4", "ccm-dec:Sm4Ccm", b.name(), |size| {
+        let mut ct = crate::buffer(size);
+        let tag = ccm
+            .encrypt_inout_detached(&nonce.into(), &[], ct.as_mut_slice().into())
+            .unwrap();
+        let mut out = vec![0u8; size];
+        let ccm = ccm.clone();
+        Some(move || {
+            ccm.decrypt_inout_detached(
+                &nonce.into(),
+                &[],
+                cipher::InOutBuf::new(black_box(&ct), &mut out).unwrap(),
+                &tag,
+            )
+            .unwrap();
+            black_box(&out);
+        })
+    });
     // Many sectors per call: 64 KiB of sectors of the column's size.
     let xts = Sm4Xts::with_backend(&xts_key, XtsStandard::Ieee1619, b)
         .expect("available")

@@ -342,23 +342,14 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
-/// Two to four blocks at the single-block latency: block `b` in lane `b`
-/// of the four word registers of [`rounds_xmm`].
-///
-/// # Safety
-/// `inp` is readable and `out` writable for `N` blocks (`N <= 4`).
+/// The bytewise map `x -> m·x`, for the lane paths.
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
-unsafe fn few<const N: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
-    let map = |w, m| _mm_gf2p8affine_epi64_epi8::<0>(w, _mm_set1_epi64x(m));
-    // SAFETY: `N` readable blocks.
-    let z = unsafe { super::x86_modes::load_lanes::<N>(inp) };
-    let x = super::x86_modes::transpose_xmm(z).map(|w| map(w, PRE));
-    let [x0, x1, x2, x3] = rounds_xmm(km, x);
-    let z = super::x86_modes::transpose_xmm([x3, x2, x1, x0]).map(|w| map(w, PRE_INV));
-    // SAFETY: `N` writable blocks.
-    unsafe { super::x86_modes::store_lanes::<N>(out, z) };
+fn map_xmm(x: __m128i, m: i64) -> __m128i {
+    _mm_gf2p8affine_epi64_epi8::<0>(x, _mm_set1_epi64x(m))
 }
+
+super::x86_modes::lane_paths!("gfni,avx2");
 
 x86_entry_points!(
     features = "gfni,avx2",

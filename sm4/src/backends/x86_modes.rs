@@ -359,7 +359,9 @@ pub(crate) mod zmm {
 /// in reverse order it gives the blocks back.
 #[inline]
 #[target_feature(enable = "sse2")]
-pub(crate) fn transpose_xmm(z: [core::arch::x86_64::__m128i; 4]) -> [core::arch::x86_64::__m128i; 4] {
+pub(crate) fn transpose_xmm(
+    z: [core::arch::x86_64::__m128i; 4],
+) -> [core::arch::x86_64::__m128i; 4] {
     use core::arch::x86_64::*;
     let t0 = _mm_unpacklo_epi32(z[0], z[1]);
     let t1 = _mm_unpackhi_epi32(z[0], z[1]);
@@ -403,3 +405,89 @@ pub(crate) unsafe fn store_lanes<const N: usize>(p: *mut u8, z: [core::arch::x86
         unsafe { core::arch::x86_64::_mm_storeu_si128(p.add(16 * i).cast(), *v) };
     }
 }
+
+/// The multi-block forms of a module's single-block path: `few::<N>` (two
+/// to four blocks at one block's latency) and `chain` (a serial chain of
+/// single-block encryptions kept in registers from one block to the next),
+/// over the module's `rounds_xmm(km, words) -> words` (the 32 rounds on the
+/// state `X = M1·x`, word `i` of each lane's block in register `i`),
+/// `map_xmm(x, matrix)` (a bytewise GF(2)-linear map) and `PRE` / `PRE_INV`
+/// (`M1` and its inverse).
+macro_rules! lane_paths {
+    ($features:literal) => {
+        /// Two to four blocks at the single-block latency: block `b` in
+        /// lane `b` of the four word registers of `rounds_xmm`.
+        ///
+        /// # Safety
+        /// `inp` is readable and `out` writable for `N` blocks (`N <= 4`).
+        #[inline]
+        #[target_feature(enable = $features)]
+        unsafe fn few<const N: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+            use super::x86_modes::{load_lanes, store_lanes, transpose_xmm};
+            // SAFETY: `N` readable blocks.
+            let z = unsafe { load_lanes::<N>(inp) };
+            let x = transpose_xmm(z).map(|w| map_xmm(w, PRE));
+            let [x0, x1, x2, x3] = rounds_xmm(km, x);
+            let z = transpose_xmm([x3, x2, x1, x0]).map(|w| map_xmm(w, PRE_INV));
+            // SAFETY: `N` writable blocks.
+            unsafe { store_lanes::<N>(out, z) };
+        }
+
+        /// `Kernel::chain`: the chained block in lane 0, the side blocks in
+        /// lanes 1-3.
+        /// The state stays in the word registers, in the `M1` basis, from
+        /// step to step, so the chain's critical path is the 32 rounds and
+        /// an AND and an XOR per block: no transposition, basis change,
+        /// store or load.
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) fn chain(
+            km: &[u32; 32],
+            state: &mut cipher::Block<crate::Sm4>,
+            steps: usize,
+            io: &mut impl super::ChainIo,
+        ) {
+            use super::x86_modes::{load_lanes, transpose_xmm};
+            let lane0 = _mm_setr_epi32(-1, 0, 0, 0);
+            let mut cur = *state;
+            // SAFETY: one readable block.
+            let z = unsafe { load_lanes::<1>(cur.as_ptr()) };
+            // Output word i of the last step in lane 0 of `prev[i]`.
+            let mut prev = transpose_xmm(z).map(|w| map_xmm(w, PRE));
+            // Step s + 1's blocks are fed and prepared before step s's
+            // rounds, so that the chain finds them ready.
+            let prepare = |blocks: [u128; 4]| {
+                let z = blocks.map(|b| _mm_set_epi64x((b >> 64) as i64, b as i64));
+                (blocks[0], transpose_xmm(z).map(|w| map_xmm(w, PRE)))
+            };
+            let mut next = if steps > 0 {
+                prepare(io.feed(0))
+            } else {
+                (0, prev)
+            };
+            for s in 0..steps {
+                let (b, w) = next;
+                let input = super::super::modes::xor(&cur, &b.to_ne_bytes().into());
+                // Lane 0: the chain's words XOR B's; lanes 1-3: the side
+                // blocks.
+                let x: [__m128i; 4] =
+                    core::array::from_fn(|i| _mm_xor_si128(_mm_and_si128(prev[i], lane0), w[i]));
+                if s + 1 < steps {
+                    next = prepare(io.feed(s + 1));
+                }
+                let [x0, x1, x2, x3] = rounds_xmm(km, x);
+                prev = [x3, x2, x1, x0];
+                let z = transpose_xmm(prev).map(|w| map_xmm(w, PRE_INV));
+                let mut out = [cipher::Block::<crate::Sm4>::default(); 4];
+                for (o, v) in out.iter_mut().zip(z) {
+                    // SAFETY: a 16-byte store into a 16-byte block.
+                    unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), v) };
+                }
+                cur = out[0];
+                io.emit(s, &out, &input);
+            }
+            *state = cur;
+        }
+    };
+}
+pub(crate) use lane_paths;

@@ -4,14 +4,14 @@
 use super::cbc::{chained_mode, mode_backend, run_mode_closure};
 use super::{Blk, xor};
 use crate::Sm4;
-use crate::backends::{Kernel, KernelClosure, STAGE, Stage, with_kernel};
+use crate::backends::{ChainIo, Kernel, KernelClosure, STAGE, Stage, with_kernel};
 use cipher::inout::NotEqualError;
 use cipher::{
     BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt, BlockModeEncBackend,
     BlockModeEncClosure, BlockModeEncrypt, BlockSizeUser, InOut, InOutBuf, InnerIvInit, Iv,
     IvSizeUser, IvState, ParBlocks, ParBlocksSizeUser, SetIvState,
     common::InnerUser,
-    consts::{U1, U16, U64},
+    consts::{U16, U64},
 };
 use core::fmt;
 
@@ -50,11 +50,14 @@ pub struct Sm4CfbDec {
 
 chained_mode!(Sm4CfbEnc, "Sm4CfbEnc");
 chained_mode!(Sm4CfbDec, "Sm4CfbDec");
-mode_backend!(CfbEncBackend, U1);
+mode_backend!(CfbEncBackend, U64);
 mode_backend!(CfbDecBackend, U64);
 
 /// CFB encryption of whole blocks, then of a final partial block (its
-/// keystream is the encryption of the last ciphertext block).
+/// keystream is the encryption of the last ciphertext block), as one chain:
+/// with the state starting at zero, step 0 encrypts the IV and step `j`
+/// chains plaintext block `j - 1` into the state `E(C_{j-2})`, so that its
+/// input is `C_{j-1}` and its output the next keystream block.
 #[inline(always)]
 fn cfb_encrypt<K: Kernel>(
     k: K,
@@ -63,13 +66,49 @@ fn cfb_encrypt<K: Kernel>(
     blocks: InOutBuf<'_, '_, Blk>,
     mut tail: InOutBuf<'_, '_, u8>,
 ) {
-    for b in blocks {
-        cfb_encrypt_block(k, rk, iv, b);
+    /// Step 0 takes the IV, step `j` plaintext block `j - 1`, whose
+    /// ciphertext is that step's input.
+    struct Io<'a, 'i, 'o> {
+        iv: &'a Blk,
+        blocks: InOutBuf<'i, 'o, Blk>,
     }
-    if !tail.is_empty() {
-        let mut ks = *iv;
-        k.crypt_block(rk, &mut ks);
-        tail.xor_in2out(&ks[..tail.len()]);
+    impl ChainIo for Io<'_, '_, '_> {
+        #[inline(always)]
+        fn feed(&mut self, s: usize) -> [u128; 4] {
+            let b = if s == 0 {
+                *self.iv
+            } else {
+                self.blocks.get_in()[s - 1]
+            };
+            [u128::from_ne_bytes(b.0), 0, 0, 0]
+        }
+        #[inline(always)]
+        fn emit(&mut self, s: usize, _: &[Blk; 4], input: &Blk) {
+            if s > 0 {
+                self.blocks.get_out()[s - 1] = *input;
+            }
+        }
+    }
+    let n = blocks.len();
+    if n == 0 && tail.is_empty() {
+        return;
+    }
+    // The chain runs through the last whole block only when the tail needs
+    // the keystream after it; else that block is finished by one XOR.
+    let steps = if tail.is_empty() { n } else { n + 1 };
+    let mut state = Blk::default();
+    let mut io = Io { iv, blocks };
+    k.chain(rk, &mut state, steps, 1, &mut io);
+    let blocks = &mut io.blocks;
+    if tail.is_empty() {
+        let c = xor(&state, &blocks.get_in()[n - 1]);
+        blocks.get_out()[n - 1] = c;
+        *iv = c;
+    } else {
+        tail.xor_in2out(&state[..tail.len()]);
+        if n > 0 {
+            *iv = blocks.get_out()[n - 1];
+        }
     }
 }
 
@@ -148,6 +187,16 @@ impl<K: Kernel> BlockModeEncBackend for CfbEncBackend<'_, K> {
     #[inline(always)]
     fn encrypt_block(&mut self, block: InOut<'_, '_, Blk>) {
         cfb_encrypt_block(self.k, self.rk, self.iv, block);
+    }
+
+    #[inline(always)]
+    fn encrypt_par_blocks(&mut self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+        self.encrypt_tail_blocks(blocks.into_buf());
+    }
+
+    #[inline(always)]
+    fn encrypt_tail_blocks(&mut self, blocks: InOutBuf<'_, '_, Blk>) {
+        cfb_encrypt(self.k, self.rk, self.iv, blocks, (&mut [][..]).into());
     }
 }
 

@@ -44,7 +44,7 @@ pub struct Sm4Ctr {
 
 /// The counter position and the buffered keystream.
 #[derive(Clone)]
-struct CtrState {
+pub(super) struct CtrState {
     /// The initial counter block, as a big-endian integer.
     iv: u128,
     /// Index of the next keystream block to generate.
@@ -58,6 +58,24 @@ struct CtrState {
 }
 
 impl CtrState {
+    /// At the start of the keystream from initial counter block `iv` (a
+    /// big-endian number).
+    pub(super) fn new(iv: u128) -> Self {
+        CtrState {
+            iv,
+            next: 0,
+            wrapped: false,
+            ks: Blk::default(),
+            used: 16,
+        }
+    }
+
+    /// Overwrite the buffered keystream.
+    pub(super) fn wipe(&mut self) {
+        #[cfg(feature = "zeroize")]
+        zeroize::Zeroize::zeroize(&mut self.ks.0);
+    }
+
     /// Account for `n` generated blocks.
     #[inline(always)]
     fn advance(&mut self, n: usize) {
@@ -95,7 +113,19 @@ impl KernelClosure for Apply<'_, '_, '_> {
 
     #[inline(always)]
     fn call<K: Kernel>(self, k: K) {
-        let Apply { rk, state, data } = self;
+        apply(k, self.rk, self.state, self.data);
+    }
+}
+
+/// XOR the keystream into `data` (the length checked by the caller).
+#[inline(always)]
+pub(super) fn apply<K: Kernel>(
+    k: K,
+    rk: &[u32; 32],
+    state: &mut CtrState,
+    data: InOutBuf<'_, '_, u8>,
+) {
+    {
         // What is left of the buffered block first.
         let used = usize::from(state.used);
         let take = core::cmp::min(16 - used, data.len());
@@ -205,13 +235,7 @@ impl InnerIvInit for Sm4Ctr {
     fn inner_iv_init(cipher: Sm4, iv: &cipher::Iv<Self>) -> Self {
         Sm4Ctr {
             cipher,
-            state: CtrState {
-                iv: u128::from_be_bytes((*iv).into()),
-                next: 0,
-                wrapped: false,
-                ks: Blk::default(),
-                used: 16,
-            },
+            state: CtrState::new(u128::from_be_bytes((*iv).into())),
         }
     }
 }
@@ -293,8 +317,7 @@ impl fmt::Debug for Sm4Ctr {
 
 impl Drop for Sm4Ctr {
     fn drop(&mut self) {
-        #[cfg(feature = "zeroize")]
-        zeroize::Zeroize::zeroize(&mut self.state.ks.0);
+        self.state.wipe();
     }
 }
 
