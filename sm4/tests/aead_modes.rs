@@ -5,25 +5,13 @@
 //! of ciphertext, AAD or tag refused with no plaintext left; the length
 //! limits.
 
+mod common;
+
 use aead::{AeadInOut, consts::*};
 use cipher::common::InnerInit;
+use common::{backends, on, soft};
 use sm4::{Backend, Ccm, CcmNonceSize, CcmTagSize, Sm4};
 use testkit::Rng;
-
-fn backends() -> Vec<Backend> {
-    let b: Vec<Backend> = Backend::available().collect();
-    let names: Vec<&str> = b.iter().map(|b| b.name()).collect();
-    println!("sm4 aead: backends tested: {}", names.join(" "));
-    b
-}
-
-fn soft(key: &[u8; 16]) -> Sm4 {
-    Sm4::with_backend(key, Backend::Soft).unwrap()
-}
-
-fn on(key: &[u8; 16], b: Backend) -> Sm4 {
-    Sm4::with_backend(key, b).unwrap()
-}
 
 /// Seal with `a`: ciphertext || tag, through a misaligned in-place buffer
 /// or out of place.
@@ -161,7 +149,7 @@ fn ccm_case<M: CcmTagSize + ccm::TagSize, N: CcmNonceSize + ccm::NonceSize>(
 #[test]
 fn ccm_matches_composition() {
     let mut rng = Rng::new(0xcc30_0001);
-    for b in backends() {
+    for b in backends("aead") {
         ccm_case::<U16, U12>(&mut rng, b);
         if !cfg!(miri) {
             ccm_case::<U8, U13>(&mut rng, b);

@@ -31,21 +31,6 @@ fn lengths(rng: &mut Rng) -> Vec<usize> {
     v
 }
 
-fn backends() -> Vec<Backend> {
-    let b: Vec<Backend> = Backend::available().collect();
-    let names: Vec<&str> = b.iter().map(|b| b.name()).collect();
-    println!("sm4 modes: backends tested: {}", names.join(" "));
-    b
-}
-
-fn soft(key: &[u8; 16]) -> Sm4 {
-    Sm4::with_backend(key, Backend::Soft).unwrap()
-}
-
-fn on(key: &[u8; 16], b: Backend) -> Sm4 {
-    Sm4::with_backend(key, b).unwrap()
-}
-
 /// An IV whose low counter bytes are sometimes all ones, so that the
 /// 128-bit carry crosses bytes and words inside one message.
 fn counter_iv(rng: &mut Rng) -> [u8; 16] {
@@ -78,7 +63,7 @@ fn in_and_out_of_place(
 #[test]
 fn ctr_matches_ctr128be() {
     let mut rng = Rng::new(0xc7c7_0001);
-    for b in backends() {
+    for b in backends("modes") {
         for len in lengths(&mut rng) {
             let key: [u8; 16] = rng.array();
             let iv = counter_iv(&mut rng);
@@ -112,7 +97,7 @@ fn ctr_matches_ctr128be() {
 
 #[test]
 fn ctr_keystream_and_counter_space() {
-    for b in backends() {
+    for b in backends("modes") {
         let key = [7u8; 16];
         let iv = [0xffu8; 16];
         // write_keystream gives the keystream itself.
@@ -153,7 +138,7 @@ fn ctr_keystream_and_counter_space() {
 #[test]
 fn cbc_matches_cbc_crate() {
     let mut rng = Rng::new(0xcbc0_0002);
-    for b in backends() {
+    for b in backends("modes") {
         for len in lengths(&mut rng) {
             let len = len / 16 * 16;
             let key: [u8; 16] = rng.array();
@@ -228,7 +213,7 @@ fn cbc_matches_cbc_crate() {
 #[test]
 fn cfb_matches_cfb_mode() {
     let mut rng = Rng::new(0xcfb0_0003);
-    for b in backends() {
+    for b in backends("modes") {
         for len in lengths(&mut rng) {
             let key: [u8; 16] = rng.array();
             let iv: [u8; 16] = rng.array();
@@ -372,7 +357,7 @@ fn xts_reference_matches_xts_mode() {
 #[test]
 fn xts_matches_reference() {
     let mut rng = Rng::new(0x7e57_0005);
-    for b in backends() {
+    for b in backends("modes") {
         for len in lengths(&mut rng) {
             if len < 16 {
                 continue;
@@ -422,7 +407,7 @@ fn xts_sectors_match_sector_loop() {
     } else {
         &[16, 32, 48, 512, 4096]
     };
-    for b in backends() {
+    for b in backends("modes") {
         for &size in sizes {
             for standard in [XtsStandard::Ieee1619, XtsStandard::GbT17964] {
                 let counts: &[usize] = if cfg!(miri) {
@@ -477,7 +462,7 @@ fn ref_cs3(key: &Sm4, iv: &[u8; 16], msg: &[u8]) -> Vec<u8> {
 #[test]
 fn cs3_matches_reference() {
     let mut rng = Rng::new(0xc530_0007);
-    for b in backends() {
+    for b in backends("modes") {
         for len in lengths(&mut rng) {
             if len < 16 {
                 continue;
@@ -580,7 +565,7 @@ fn mode_vectors() {
 #[test]
 fn refused_input_leaves_the_buffer() {
     let mut rng = Rng::new(0xbad0_0008);
-    for b in backends() {
+    for b in backends("modes") {
         let key = xts_key(&mut rng);
         let xts = Sm4Xts::with_backend(&key, XtsStandard::GbT17964, b)
             .unwrap()

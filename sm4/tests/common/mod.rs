@@ -101,3 +101,21 @@ pub fn enc_blocks(c: &Sm4, buf: &mut [u8]) {
 pub fn dec_blocks(c: &Sm4, buf: &mut [u8]) {
     c.decrypt_blocks(blocks(buf));
 }
+
+/// The backends this CPU has, printed.
+pub fn backends(what: &str) -> Vec<sm4::Backend> {
+    let b: Vec<sm4::Backend> = sm4::Backend::available().collect();
+    let names: Vec<&str> = b.iter().map(|b| b.name()).collect();
+    println!("sm4 {what}: backends tested: {}", names.join(" "));
+    b
+}
+
+/// A key on the portable backend.
+pub fn soft(key: &[u8; 16]) -> Sm4 {
+    Sm4::with_backend(key, sm4::Backend::Soft).unwrap()
+}
+
+/// A key on backend `b` (which the CPU has).
+pub fn on(key: &[u8; 16], b: sm4::Backend) -> Sm4 {
+    Sm4::with_backend(key, b).unwrap()
+}
