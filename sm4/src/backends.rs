@@ -107,6 +107,32 @@ macro_rules! x86_entry_points {
             unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
         }
 
+        /// Encrypt or decrypt the first `n` (1 to 4) of four blocks in
+        /// place, at the single-block latency where the module has a lane
+        /// path.
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $cpu, ".")]
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn crypt_lanes(
+            rk: &[u32; 32],
+            blocks: &mut [Block<crate::Sm4>; 4],
+            n: usize,
+        ) {
+            let p = blocks.as_mut_ptr().cast::<u8>();
+            // SAFETY: `blocks` holds four blocks, in place.
+            unsafe {
+                match n {
+                    1 => one(rk, p, p),
+                    $(2 => $lanes::<2>(rk, p, p),
+                    3 => $lanes::<3>(rk, p, p),
+                    4 => $lanes::<4>(rk, p, p),)?
+                    _ => crypt_blocks(rk, (&mut blocks[..n]).into()),
+                }
+            }
+        }
+
         /// Encrypt or decrypt the first `n` blocks (`1..=STAGE`) of a stage
         /// in place: full batches, then the rest rounded up to whole groups
         /// (the blocks after `n` are scratch), one block on the latency path.
@@ -731,9 +757,13 @@ macro_rules! simd_backend {
             }
             #[inline(always)]
             fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize) {
-                // SAFETY: as in `crypt_stage`. (The batch entry point takes
-                // up to four blocks on its lane path where it has one.)
-                unsafe { $m::crypt_blocks(rk, (&mut blocks[..n]).into()) }
+                if n == 1 {
+                    // The single-block entry point, inlined where the lane
+                    // dispatch is not.
+                    return self.crypt_block(rk, &mut blocks[0]);
+                }
+                // SAFETY: as in `crypt_stage`.
+                unsafe { $m::crypt_lanes(rk, blocks, n) }
             }
 
             $(simd_backend!(@modes $modes); $(simd_backend!(@$lanes $m);)?)?

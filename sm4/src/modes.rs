@@ -47,6 +47,18 @@ fn xor_bytes(a: &mut [u8], b: &[u8]) {
     }
 }
 
+/// `out = in ^ ks` block by block, for the few-block paths: one 16-byte
+/// access per block, as the lane paths wrote them (a wider load over
+/// several smaller stores would wait for them to reach the cache).
+#[inline(always)]
+fn xor_few(mut data: InOutBuf<'_, '_, Blk>, ks: &[Blk]) {
+    for (j, k) in ks.iter().enumerate().take(data.len()) {
+        let mut b = data.get(j);
+        let v = xor(b.get_in(), k);
+        *b.get_out() = v;
+    }
+}
+
 /// One CBC decryption step, on the latency path (no stage).
 #[inline(always)]
 fn cbc_decrypt_block<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut b: InOut<'_, '_, Blk>) {
@@ -68,6 +80,20 @@ fn cbc_decrypt<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut blocks: InOutB
         if let Some(b) = blocks.into_iter().next() {
             cbc_decrypt_block(k, rk, iv, b);
         }
+        return;
+    }
+    if n <= 4 {
+        // A few blocks: the lane path, at one block's latency, no stage.
+        let mut v = [Blk::default(); 4];
+        v[..n].copy_from_slice(blocks.get_in());
+        k.crypt_lanes(rk, &mut v, n);
+        let last = blocks.get_in()[n - 1];
+        for j in (1..n).rev() {
+            let prev = blocks.get_in()[j - 1];
+            blocks.get_out()[j] = xor(&v[j], &prev);
+        }
+        blocks.get_out()[0] = xor(&v[0], iv);
+        *iv = last;
         return;
     }
     let mut stage = Stage::new();

@@ -268,6 +268,17 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
     }
 }
 
+/// Encrypts or decrypts the first `n` (1 to 4) of four blocks in place.
+///
+/// # Safety
+/// The CPU must support NEON.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [cipher::Block<Sm4>; 4], n: usize) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { crypt_blocks(rk, (&mut blocks[..n]).into()) }
+}
+
 /// Encrypts or decrypts the first `n` blocks (`1..=STAGE`) of a mode
 /// driver's stage in place.
 ///

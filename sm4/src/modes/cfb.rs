@@ -147,13 +147,18 @@ fn cfb_decrypt<K: Kernel>(
     if total == 0 {
         return;
     }
-    if total == 1 {
-        if let Some(b) = blocks.into_iter().next() {
-            cfb_decrypt_block(k, rk, iv, b);
-        } else {
-            let mut ks = *iv;
-            k.crypt_block(rk, &mut ks);
-            tail.xor_in2out(&ks[..tail.len()]);
+    if total <= 4 {
+        // A few blocks: the lane path, at one block's latency, no stage.
+        let full = blocks.len();
+        let mut v = [*iv; 4];
+        v[1..total].copy_from_slice(&blocks.get_in()[..total - 1]);
+        k.crypt_lanes(rk, &mut v, total);
+        if full > 0 {
+            *iv = blocks.get_in()[full - 1];
+        }
+        super::xor_few(blocks, &v[..full]);
+        if !tail.is_empty() {
+            tail.xor_in2out(&v[full][..tail.len()]);
         }
         return;
     }

@@ -1,7 +1,7 @@
 //! SM4-CTR with a 128-bit big-endian counter: the keystream of
 //! `ctr::Ctr128BE<Sm4>`.
 
-use super::{Blk, xor};
+use super::Blk;
 use crate::Sm4;
 use crate::backends::{Kernel, KernelClosure, STAGE, Stage, with_kernel};
 use cipher::{
@@ -138,18 +138,18 @@ pub(super) fn apply<K: Kernel>(
         if total == 0 {
             return;
         }
-        if total == 1 {
-            // One block: the latency path, no stage.
-            let mut ks = Blk::default();
-            state.counters_one(&mut ks);
-            k.crypt_block(rk, &mut ks);
-            state.advance(1);
-            if let Some(mut b) = blocks.into_iter().next() {
-                let v = xor(b.get_in(), &ks);
-                *b.get_out() = v;
-            } else {
-                tail.xor_in2out(&ks[..tail.len()]);
-                state.ks = ks;
+        if total <= 4 {
+            // A few blocks: the lane path, at one block's latency, no stage.
+            let base = state.iv.wrapping_add(state.next);
+            let mut v: [Blk; 4] =
+                core::array::from_fn(|j| base.wrapping_add(j as u128).to_be_bytes().into());
+            k.crypt_lanes(rk, &mut v, total);
+            state.advance(total);
+            let full = blocks.len();
+            super::xor_few(blocks, &v[..full]);
+            if !tail.is_empty() {
+                tail.xor_in2out(&v[full][..tail.len()]);
+                state.ks = v[full];
                 state.used = tail.len() as u8;
             }
             return;
