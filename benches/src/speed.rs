@@ -4,7 +4,6 @@
 pub mod adiantum;
 #[cfg(feature = "chacha")]
 pub mod chacha;
-pub mod fused;
 #[cfg(feature = "nhpoly1305")]
 pub mod nhpoly1305;
 #[cfg(feature = "sm3")]
