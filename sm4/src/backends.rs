@@ -457,6 +457,32 @@ pub(crate) trait Kernel: Copy {
         }
     }
 
+    /// CTR over whole blocks: the keystream `E(c), E(c + 1), ...` (128-bit
+    /// big-endian counters) XORed into `blocks`; `tail`, if given,
+    /// receives the keystream block after them.
+    #[inline(always)]
+    fn ctr_xor(
+        self,
+        rk: &[u32; 32],
+        c: u128,
+        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        tail: Option<&mut Block<crate::Sm4>>,
+    ) {
+        crate::modes::ctr_stages(self, rk, c, blocks, tail);
+    }
+
+    /// CBC decryption of whole blocks (`rk` the decryption schedule), the
+    /// chaining value `iv` updated.
+    #[inline(always)]
+    fn cbc_decrypt(
+        self,
+        rk: &[u32; 32],
+        iv: &mut Block<crate::Sm4>,
+        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+    ) {
+        crate::modes::cbc_stages(self, rk, iv, blocks);
+    }
+
     /// `out = in ^ ks`, block by block (`ks` at least as long).
     #[inline(always)]
     fn xor_into(self, mut data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
@@ -672,6 +698,45 @@ macro_rules! simd_backend {
             unsafe { $m::chain(rk, state, steps, io) }
         }
     };
+    // The `sm4ce` kernel's whole-block CTR and CBC decryption, in
+    // registers (for the instruction count; see `sm4ce::ctr_xor`).
+    (@extra sm4ce) => {
+        #[inline(always)]
+        fn ctr_xor(
+            self,
+            rk: &[u32; 32],
+            c: u128,
+            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            tail: Option<&mut Block<crate::Sm4>>,
+        ) {
+            let n = blocks.len();
+            if (c as u64).checked_add(n as u64 + 1).is_none() {
+                // The low half carries (once in 2^64 blocks; public).
+                return crate::modes::ctr_stages(self, rk, c, blocks, tail);
+            }
+            let (i, o) = blocks.into_raw();
+            let mut ks = [0u8; 16];
+            // SAFETY: the token exists only inside the `sm4ce` runner;
+            // `InOutBuf` holds `n` blocks in and out, equal or disjoint.
+            unsafe { sm4ce::ctr_xor(rk, c, i.cast(), o.cast(), n, tail.is_some(), &mut ks) };
+            if let Some(t) = tail {
+                *t = ks.into();
+            }
+        }
+        #[inline(always)]
+        fn cbc_decrypt(
+            self,
+            rk: &[u32; 32],
+            iv: &mut Block<crate::Sm4>,
+            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        ) {
+            let n = blocks.len();
+            let (i, o) = blocks.into_raw();
+            // SAFETY: as in `ctr_xor`.
+            unsafe { sm4ce::cbc_decrypt(rk, &mut iv.0, i.cast(), o.cast(), n) };
+        }
+    };
+    (@extra $m:ident) => {};
     ($m:ident, $ty:ident, $enc:ident, $dec:ident, $token:ident, $run:ident, $feat:literal
      $(, $single:ident, $modes:ident $(, $lanes:ident)?)?) => {
         /// The cipher backend of one SIMD kernel module. Only the runner
@@ -767,6 +832,7 @@ macro_rules! simd_backend {
             }
 
             $(simd_backend!(@modes $modes); $(simd_backend!(@$lanes $m);)?)?
+            simd_backend!(@extra $m);
         }
 
         /// Run a mode driver with the features on.

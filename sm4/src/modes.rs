@@ -25,6 +25,7 @@ pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
 pub use ccm::{Ccm, CcmNonceSize, CcmTagSize, Sm4Ccm};
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
+pub(crate) use ctr::ctr_stages;
 pub(crate) use xts::TweakOrder;
 pub use xts::{Sm4Xts, XtsStandard};
 
@@ -96,6 +97,18 @@ fn cbc_decrypt<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut blocks: InOutB
         *iv = last;
         return;
     }
+    k.cbc_decrypt(rk, iv, blocks);
+}
+
+/// `Kernel::cbc_decrypt` through stages.
+#[inline(always)]
+pub(crate) fn cbc_stages<K: Kernel>(
+    k: K,
+    rk: &[u32; 32],
+    iv: &mut Blk,
+    mut blocks: InOutBuf<'_, '_, Blk>,
+) {
+    let n = blocks.len();
     let mut stage = Stage::new();
     let mut done = 0;
     while done < n {

@@ -116,12 +116,8 @@ unsafe fn crypt_n<const N: usize>(k: &[uint32x4_t; 8], inp: *const u8, out: *mut
         }
     }
     for (j, x) in x.iter().enumerate() {
-        // Output (X35, X34, X33, X32), each big-endian: reversing the word
-        // order and the bytes of each word is one full 16-byte reversal.
-        let r = vrev64q_u8(vreinterpretq_u8_u32(*x));
-        let v = vextq_u8::<8>(r, r);
         // SAFETY: block `j` is inside the `16 * N` writable bytes.
-        unsafe { vst1q_u8(out.add(16 * j), v) };
+        unsafe { vst1q_u8(out.add(16 * j), output_bytes(*x)) };
     }
 }
 
@@ -178,6 +174,181 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
         // SAFETY: `n` blocks in each buffer (from `InOutBuf`), disjoint or
         // equal; the caller guarantees SM4.
         unsafe { crypt_many(rk, inp, out, n) };
+    }
+}
+
+/// The output bytes of a finished `sm4e` chain: `(X35, X34, X33, X32)`,
+/// each big-endian, is one full 16-byte reversal.
+#[inline]
+#[target_feature(enable = "neon")]
+fn output_bytes(x: uint32x4_t) -> uint8x16_t {
+    let r = vrev64q_u8(vreinterpretq_u8_u32(x));
+    vextq_u8::<8>(r, r)
+}
+
+/// `N` CTR blocks from the counter `ctr` (as its (high, low) 64-bit
+/// halves; the low half must not carry): the counters made in registers,
+/// `N` independent `sm4e` chains, the keystream XORed into the data. Block
+/// `j < full` of `inp` goes to `out`; a block `j == full < N` is the tail's
+/// keystream, written to `ks`.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `full` blocks (equal or
+/// disjoint); the CPU supports the SM4 instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+unsafe fn ctr_n<const N: usize>(
+    k: &[uint32x4_t; 8],
+    ctr: uint64x2_t,
+    inp: *const u8,
+    out: *mut u8,
+    full: usize,
+    ks: &mut [u8; 16],
+) {
+    // SAFETY: two 8-byte values.
+    let step = unsafe { vld1q_u64([0u64, 1].as_ptr()) };
+    let mut c = ctr;
+    let mut x: [uint32x4_t; N] = core::array::from_fn(|_| {
+        // The block's words as `sm4e` takes them: (high >> 32, high, low
+        // >> 32, low).
+        let v = vrev64q_u32(vreinterpretq_u32_u64(c));
+        c = vaddq_u64(c, step);
+        v
+    });
+    for k in k {
+        for x in x.iter_mut() {
+            sm4e(x, *k);
+        }
+    }
+    for (j, x) in x.iter().enumerate() {
+        let v = output_bytes(*x);
+        if j < full {
+            // SAFETY: block j < full of both buffers.
+            unsafe { vst1q_u8(out.add(16 * j), veorq_u8(v, vld1q_u8(inp.add(16 * j)))) };
+        } else {
+            // SAFETY: `ks` is 16 writable bytes.
+            unsafe { vst1q_u8(ks.as_mut_ptr(), v) };
+        }
+    }
+}
+
+/// CTR over `n` whole blocks (and the tail's keystream block into `ks`
+/// when `tail`), eight chains at a time, from counter `c`, whose low 64
+/// bits must not carry over the `n + 1` blocks.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `n` blocks (equal or disjoint);
+/// the CPU supports the SM4 instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+pub(crate) unsafe fn ctr_xor(
+    rk: &[u32; 32],
+    c: u128,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+    tail: bool,
+    ks: &mut [u8; 16],
+) {
+    let k = load_keys(rk);
+    // SAFETY: two 8-byte values.
+    let mut ctr = unsafe { vld1q_u64([(c >> 64) as u64, c as u64].as_ptr()) };
+    // SAFETY: two 8-byte values.
+    let eight = unsafe { vld1q_u64([0u64, 8].as_ptr()) };
+    let total = n + usize::from(tail);
+    let mut i = 0;
+    // SAFETY (every call): blocks i.. are within the `n` blocks of both
+    // buffers; `full` counts only those.
+    unsafe {
+        while total - i >= 8 {
+            let full = (n - i).min(8);
+            ctr_n::<8>(&k, ctr, inp.add(16 * i), out.add(16 * i), full, ks);
+            ctr = vaddq_u64(ctr, eight);
+            i += 8;
+        }
+        let (inp, out, full) = (inp.add(16 * i), out.add(16 * i), n.saturating_sub(i));
+        match total - i {
+            0 => {}
+            1 => ctr_n::<1>(&k, ctr, inp, out, full, ks),
+            2 => ctr_n::<2>(&k, ctr, inp, out, full, ks),
+            3 => ctr_n::<3>(&k, ctr, inp, out, full, ks),
+            4 => ctr_n::<4>(&k, ctr, inp, out, full, ks),
+            5 => ctr_n::<5>(&k, ctr, inp, out, full, ks),
+            6 => ctr_n::<6>(&k, ctr, inp, out, full, ks),
+            _ => ctr_n::<7>(&k, ctr, inp, out, full, ks),
+        }
+    }
+}
+
+/// CBC decryption of `N` blocks as `N` independent chains, each output
+/// XORed with the ciphertext block before it (`iv` for the first, which
+/// then becomes the last ciphertext block). All `N` are loaded before any
+/// is stored, so `out` may equal `inp`.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `N` blocks (equal or disjoint);
+/// the CPU supports the SM4 instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+unsafe fn cbc_decrypt_n<const N: usize>(
+    k: &[uint32x4_t; 8],
+    iv: &mut uint8x16_t,
+    inp: *const u8,
+    out: *mut u8,
+) {
+    // SAFETY: block j < N of `inp`.
+    let c: [uint8x16_t; N] = core::array::from_fn(|j| unsafe { vld1q_u8(inp.add(16 * j)) });
+    let mut x = c.map(|v| vreinterpretq_u32_u8(vrev32q_u8(v)));
+    for k in k {
+        for x in x.iter_mut() {
+            sm4e(x, *k);
+        }
+    }
+    for (j, x) in x.iter().enumerate() {
+        let prev = if j == 0 { *iv } else { c[j - 1] };
+        // SAFETY: block j < N of `out`.
+        unsafe { vst1q_u8(out.add(16 * j), veorq_u8(output_bytes(*x), prev)) };
+    }
+    *iv = c[N - 1];
+}
+
+/// CBC decryption of `n` blocks (`rk` the decryption schedule), eight
+/// chains at a time, chaining value `iv` updated.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `n` blocks (equal or disjoint);
+/// the CPU supports the SM4 instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+pub(crate) unsafe fn cbc_decrypt(
+    rk: &[u32; 32],
+    iv: &mut [u8; 16],
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let k = load_keys(rk);
+    // SAFETY: 16 readable bytes.
+    let mut v = unsafe { vld1q_u8(iv.as_ptr()) };
+    let mut i = 0;
+    // SAFETY (every call): blocks i..i + m are within the `n` blocks.
+    unsafe {
+        while n - i >= 8 {
+            cbc_decrypt_n::<8>(&k, &mut v, inp.add(16 * i), out.add(16 * i));
+            i += 8;
+        }
+        let (inp, out) = (inp.add(16 * i), out.add(16 * i));
+        match n - i {
+            0 => {}
+            1 => cbc_decrypt_n::<1>(&k, &mut v, inp, out),
+            2 => cbc_decrypt_n::<2>(&k, &mut v, inp, out),
+            3 => cbc_decrypt_n::<3>(&k, &mut v, inp, out),
+            4 => cbc_decrypt_n::<4>(&k, &mut v, inp, out),
+            5 => cbc_decrypt_n::<5>(&k, &mut v, inp, out),
+            6 => cbc_decrypt_n::<6>(&k, &mut v, inp, out),
+            _ => cbc_decrypt_n::<7>(&k, &mut v, inp, out),
+        }
+        vst1q_u8(iv.as_mut_ptr(), v);
     }
 }
 

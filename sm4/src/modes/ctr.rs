@@ -132,7 +132,7 @@ pub(super) fn apply<K: Kernel>(
         let (mut head, data) = data.split_at(take);
         head.xor_in2out(&state.ks[used..used + take]);
         state.used += take as u8;
-        let (mut blocks, mut tail) = data.into_chunks();
+        let (blocks, mut tail) = data.into_chunks();
         // The tail's keystream block rides in the last stage.
         let total = blocks.len() + usize::from(!tail.is_empty());
         if total == 0 {
@@ -154,28 +154,49 @@ pub(super) fn apply<K: Kernel>(
             }
             return;
         }
-        let mut stage = Stage::new();
-        let mut done = 0;
-        while done < total {
-            let m = core::cmp::min(STAGE, total - done);
-            k.ctr_fill(state.iv.wrapping_add(state.next), &mut stage.0[..m]);
-            k.crypt_stage(rk, &mut stage, m);
-            state.advance(m);
-            let full = core::cmp::min(m, blocks.len());
-            let (chunk, rest) = blocks.split_at(full);
-            blocks = rest;
-            k.xor_into(chunk, &stage.0[..full]);
-            if full < m {
-                // The tail's block: keep what it does not use.
-                let ks = stage.0[full];
-                tail.xor_in2out(&ks[..tail.len()]);
-                state.ks = ks;
-                state.used = tail.len() as u8;
-            }
-            done += m;
+        let mut ks = (!tail.is_empty()).then(Blk::default);
+        k.ctr_xor(rk, state.iv.wrapping_add(state.next), blocks, ks.as_mut());
+        state.advance(total);
+        if let Some(ks) = ks {
+            // The tail's block: keep what it does not use.
+            tail.xor_in2out(&ks[..tail.len()]);
+            state.ks = ks;
+            state.used = tail.len() as u8;
         }
-        stage.wipe();
     }
+}
+
+/// `Kernel::ctr_xor` through stages: counter blocks `c, c + 1, ...` filled
+/// in, the stage encrypted, the keystream XORed into `blocks`; `tail`, if
+/// given, receives the keystream block after them (it rides in the last
+/// stage).
+#[inline(always)]
+pub(crate) fn ctr_stages<K: Kernel>(
+    k: K,
+    rk: &[u32; 32],
+    c: u128,
+    mut blocks: InOutBuf<'_, '_, Blk>,
+    mut tail: Option<&mut Blk>,
+) {
+    let total = blocks.len() + usize::from(tail.is_some());
+    let mut stage = Stage::new();
+    let mut done = 0;
+    while done < total {
+        let m = core::cmp::min(STAGE, total - done);
+        k.ctr_fill(c.wrapping_add(done as u128), &mut stage.0[..m]);
+        k.crypt_stage(rk, &mut stage, m);
+        let full = core::cmp::min(m, blocks.len());
+        let (chunk, rest) = blocks.split_at(full);
+        blocks = rest;
+        k.xor_into(chunk, &stage.0[..full]);
+        if full < m {
+            if let Some(t) = tail.as_deref_mut() {
+                *t = stage.0[full];
+            }
+        }
+        done += m;
+    }
+    stage.wipe();
 }
 
 impl CtrState {
