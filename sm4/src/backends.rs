@@ -451,7 +451,7 @@ pub(crate) trait Kernel: Copy {
                 .map(|b| Block::<crate::Sm4>::from(b.to_ne_bytes()));
             let input = crate::modes::xor(state, &v[0]);
             v[0] = input;
-            self.crypt_lanes(rk, &mut v, lanes);
+            self.crypt_lanes(rk, &mut v, io.blocks(s).min(lanes));
             *state = v[0];
             io.emit(s, &v, &input);
         }
@@ -503,6 +503,11 @@ pub(crate) trait ChainIo {
     /// registers, not through partial stores that its loads could not take
     /// their data from.
     fn feed(&mut self, s: usize) -> [u128; 4];
+    /// How many of step `s`'s four blocks are in use (after `feed(s)`); a
+    /// kernel whose lanes cost work encrypts only those.
+    fn blocks(&self, _s: usize) -> usize {
+        1
+    }
     /// Step `s`'s outputs (the chained block's first) and chained input.
     /// (`feed(s + 1)` may come before `emit(s)`: a kernel may prepare the
     /// next step's blocks while the chain runs.)
@@ -679,9 +684,13 @@ macro_rules! simd_backend {
         }
     };
     // Whether a kernel's lanes are free: the lane paths of `gfni` and
-    // `gfni256`, NEON's four-block group, the independent `sm4e` chains;
-    // not `avx`'s eight-block group (its single block broadcasts).
+    // `gfni256`, NEON's four-block group; not `avx`'s eight-block group
+    // (its single block broadcasts), and not `sm4ce`, where a lane is
+    // eight more `sm4e` and the side lanes' bookkeeping cost more
+    // instructions than a separate CTR pass (CCM: 6.5 instructions per
+    // byte with the counters in the lanes, 2.6 without).
     (@free avx) => { false };
+    (@free sm4ce) => { false };
     (@free $m:ident) => { true };
     // The kernels with lane paths (`x86_modes::lane_paths!`).
     (@lanes $m:ident) => {
@@ -735,8 +744,27 @@ macro_rules! simd_backend {
             // SAFETY: as in `ctr_xor`.
             unsafe { sm4ce::cbc_decrypt(rk, &mut iv.0, i.cast(), o.cast(), n) };
         }
+        simd_backend!(@chain sm4ce);
+    };
+    (@extra neon) => {
+        simd_backend!(@chain neon);
     };
     (@extra $m:ident) => {};
+    // A chain kept in registers, with the kernel's constants loaded once.
+    (@chain $m:ident) => {
+        #[inline(always)]
+        fn chain(
+            self,
+            rk: &[u32; 32],
+            state: &mut Block<crate::Sm4>,
+            steps: usize,
+            _lanes: usize,
+            io: &mut impl ChainIo,
+        ) {
+            // SAFETY: the token exists only inside its backend's runner.
+            unsafe { $m::chain(rk, state, steps, io) }
+        }
+    };
     ($m:ident, $ty:ident, $enc:ident, $dec:ident, $token:ident, $run:ident, $feat:literal
      $(, $single:ident, $modes:ident $(, $lanes:ident)?)?) => {
         /// The cipher backend of one SIMD kernel module. Only the runner

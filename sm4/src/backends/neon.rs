@@ -268,6 +268,53 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
     }
 }
 
+/// `Kernel::chain`: the S-box table and the chained block's words in
+/// registers from step to step; the chained block in lane 0 of a four-block
+/// group, the side blocks in lanes 1-3 (free: a group costs what one block
+/// does).
+///
+/// # Safety
+/// The CPU supports NEON.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) unsafe fn chain(
+    rk: &[u32; 32],
+    state: &mut cipher::Block<Sm4>,
+    steps: usize,
+    io: &mut impl super::ChainIo,
+) {
+    let c = Consts::load();
+    let words = |b: uint8x16_t| vreinterpretq_u32_u8(vrev32q_u8(b));
+    // SAFETY: four 4-byte values.
+    let lane0 = unsafe { vld1q_u32([u32::MAX, 0, 0, 0].as_ptr()) };
+    let zero = vdupq_n_u32(0);
+    // SAFETY: 16 readable bytes.
+    let first = words(unsafe { vld1q_u8(state.as_ptr()) });
+    // Output word i of the last step in lane 0 of `prev[i]`.
+    let mut prev = transpose([first, zero, zero, zero]);
+    let mut cur = *state;
+    let (keys, _) = rk.as_chunks::<4>();
+    for s in 0..steps {
+        let blocks = io.feed(s);
+        let input = crate::modes::xor(&cur, &blocks[0].to_ne_bytes().into());
+        let w = transpose(blocks.map(|b| words(super::sm4ce::bytes_of(b))));
+        let mut x = [core::array::from_fn(|i| veorq_u32(vandq_u32(prev[i], lane0), w[i]))];
+        for k in keys {
+            rounds4(&c, &mut x, k);
+        }
+        let [x] = x;
+        prev = [x[3], x[2], x[1], x[0]];
+        let mut out = [cipher::Block::<Sm4>::default(); 4];
+        for (o, row) in out.iter_mut().zip(transpose(prev)) {
+            // SAFETY: a 16-byte block.
+            unsafe { vst1q_u8(o.as_mut_ptr(), vrev32q_u8(vreinterpretq_u8_u32(row))) };
+        }
+        cur = out[0];
+        io.emit(s, &out, &input);
+    }
+    *state = cur;
+}
+
 /// Encrypts or decrypts the first `n` (1 to 4) of four blocks in place.
 ///
 /// # Safety

@@ -163,6 +163,7 @@ impl<'a> Layout<'a> {
     }
 
     /// Block `i` of the formatted AAD.
+    #[inline(always)]
     fn aad_block(&self, i: usize) -> Blk {
         let mut b = Blk::default();
         let start = 16 * i;
@@ -181,6 +182,7 @@ impl<'a> Layout<'a> {
 
     /// The counter block `A_j` as a native-endian number (see
     /// [`ChainIo::feed`]): `j` in the last `l` bytes, big-endian.
+    #[inline(always)]
     fn counter(&self, j: usize) -> u128 {
         let a0 = u128::from_ne_bytes(self.a0.0);
         if cfg!(target_endian = "little") {
@@ -219,11 +221,13 @@ struct Io<'l, 'i, 'o> {
 impl Io<'_, '_, '_> {
     /// Decrypting with no AAD: the payload counters made before the chain
     /// (with `A_0`).
+    #[inline(always)]
     fn prelude(&self) -> Option<usize> {
         (self.decrypt && self.lay.aad_blocks == 0).then(|| self.lay.payload_blocks.min(3))
     }
 
     /// The counters whose keystream step `s` makes.
+    #[inline(always)]
     fn plan(&mut self, s: usize) {
         let (a, m) = (self.lay.aad_blocks, self.lay.payload_blocks);
         let pre = self.prelude().unwrap_or(0);
@@ -253,12 +257,42 @@ impl Io<'_, '_, '_> {
         self.nsides[p] = n;
     }
 
-    /// Payload block `j` as a sub-buffer.
-    fn part(&mut self, j: usize) -> InOutBuf<'_, '_, u8> {
+    /// Payload block `j` (1-based; the last may be partial, then zero
+    /// padded): with `ks`, `out = in ^ ks` and the result; else the input,
+    /// or with `read_out` what the output holds. Whole blocks as whole
+    /// blocks, not byte by byte.
+    #[inline(always)]
+    fn payload(&mut self, j: usize, ks: Option<&Blk>, read_out: bool) -> Blk {
         let start = 16 * (j - 1);
-        let end = core::cmp::min(start + 16, self.data.len());
-        let (_, rest) = self.data.reborrow().split_at(start);
-        rest.split_at(end - start).0
+        let len = self.data.len();
+        if start + 16 <= len {
+            let whole = start..start + 16;
+            let inp: [u8; 16] = self.data.get_in()[whole.clone()]
+                .try_into()
+                .expect("16 bytes");
+            if let Some(ks) = ks {
+                let out = xor(&inp.into(), ks);
+                self.data.get_out()[whole].copy_from_slice(&out);
+                return out;
+            }
+            if read_out {
+                let out: [u8; 16] = self.data.get_out()[whole].try_into().expect("16 bytes");
+                return out.into();
+            }
+            return inp.into();
+        }
+        let (_, mut part) = self.data.reborrow().split_at(start);
+        let n = part.len();
+        let mut b = Blk::default();
+        if let Some(ks) = ks {
+            part.xor_in2out(&ks[..n]);
+        }
+        if ks.is_some() || read_out {
+            b[..n].copy_from_slice(part.get_out());
+        } else {
+            b[..n].copy_from_slice(part.get_in());
+        }
+        b
     }
 }
 
@@ -271,22 +305,15 @@ impl ChainIo for Io<'_, '_, '_> {
         } else if s <= a {
             self.lay.aad_block(s - 1)
         } else {
-            // Payload block j: the plaintext is chained.
+            // Payload block j: the plaintext is chained (decrypting, made
+            // here with the lanes, by the CTR pass before the chain without).
             let j = s - a;
             let ks = self.ks[j % 4];
-            let (decrypt, lanes) = (self.decrypt, self.lanes);
-            let mut part = self.part(j);
-            let n = part.len();
-            let mut p = Blk::default();
-            if decrypt {
-                if lanes {
-                    part.xor_in2out(&ks[..n]);
-                }
-                p[..n].copy_from_slice(part.get_out());
-            } else {
-                p[..n].copy_from_slice(part.get_in());
+            match (self.decrypt, self.lanes) {
+                (true, true) => self.payload(j, Some(&ks), false),
+                (true, false) => self.payload(j, None, true),
+                (false, _) => self.payload(j, None, false),
             }
-            p
         };
         self.plan(s);
         let p = s & 1;
@@ -295,6 +322,11 @@ impl ChainIo for Io<'_, '_, '_> {
             *slot = self.lay.counter(j);
         }
         v
+    }
+
+    #[inline(always)]
+    fn blocks(&self, s: usize) -> usize {
+        1 + self.nsides[s & 1]
     }
 
     #[inline(always)]
@@ -307,9 +339,7 @@ impl ChainIo for Io<'_, '_, '_> {
             } else if self.decrypt {
                 self.ks[j % 4] = o;
             } else {
-                let mut part = self.part(j);
-                let n = part.len();
-                part.xor_in2out(&o[..n]);
+                self.payload(j, Some(&o), false);
             }
         }
     }
