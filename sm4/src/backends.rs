@@ -483,6 +483,19 @@ pub(crate) trait Kernel: Copy {
         crate::modes::cbc_stages(self, rk, iv, blocks);
     }
 
+    /// CFB decryption of whole blocks, the chaining value `iv` updated;
+    /// `tail`, if given, receives the keystream block after them.
+    #[inline(always)]
+    fn cfb_decrypt(
+        self,
+        rk: &[u32; 32],
+        iv: &mut Block<crate::Sm4>,
+        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        tail: Option<&mut Block<crate::Sm4>>,
+    ) {
+        crate::modes::cfb_stages(self, rk, iv, blocks, tail);
+    }
+
     /// `out = in ^ ks`, block by block (`ks` at least as long).
     #[inline(always)]
     fn xor_into(self, mut data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
@@ -743,6 +756,25 @@ macro_rules! simd_backend {
             let (i, o) = blocks.into_raw();
             // SAFETY: as in `ctr_xor`.
             unsafe { sm4ce::cbc_decrypt(rk, &mut iv.0, i.cast(), o.cast(), n) };
+        }
+        #[inline(always)]
+        fn cfb_decrypt(
+            self,
+            rk: &[u32; 32],
+            iv: &mut Block<crate::Sm4>,
+            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            tail: Option<&mut Block<crate::Sm4>>,
+        ) {
+            let n = blocks.len();
+            let (i, o) = blocks.into_raw();
+            let mut ks = [0u8; 16];
+            // SAFETY: as in `ctr_xor`.
+            unsafe {
+                sm4ce::cfb_decrypt(rk, &mut iv.0, i.cast(), o.cast(), n, tail.is_some(), &mut ks)
+            };
+            if let Some(t) = tail {
+                *t = ks.into();
+            }
         }
         simd_backend!(@chain sm4ce);
     };

@@ -23,6 +23,7 @@ mod xts;
 
 pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
 pub use ccm::{Ccm, CcmNonceSize, CcmTagSize, Sm4Ccm};
+pub(crate) use cfb::cfb_stages;
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
 pub(crate) use ctr::ctr_stages;

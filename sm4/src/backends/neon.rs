@@ -298,7 +298,9 @@ pub(crate) unsafe fn chain(
         let blocks = io.feed(s);
         let input = crate::modes::xor(&cur, &blocks[0].to_ne_bytes().into());
         let w = transpose(blocks.map(|b| words(super::sm4ce::bytes_of(b))));
-        let mut x = [core::array::from_fn(|i| veorq_u32(vandq_u32(prev[i], lane0), w[i]))];
+        let mut x = [core::array::from_fn(|i| {
+            veorq_u32(vandq_u32(prev[i], lane0), w[i])
+        })];
         for k in keys {
             rounds4(&c, &mut x, k);
         }

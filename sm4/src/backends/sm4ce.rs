@@ -257,7 +257,7 @@ pub(crate) unsafe fn ctr_xor(
     let eight = unsafe { vld1q_u64([0u64, 8].as_ptr()) };
     let total = n + usize::from(tail);
     let mut i = 0;
-    // SAFETY (every call): blocks i.. are within the `n` blocks of both
+    // SAFETY: (every call) blocks i.. are within the `n` blocks of both
     // buffers; `full` counts only those.
     unsafe {
         while total - i >= 8 {
@@ -331,7 +331,7 @@ pub(crate) unsafe fn cbc_decrypt(
     // SAFETY: 16 readable bytes.
     let mut v = unsafe { vld1q_u8(iv.as_ptr()) };
     let mut i = 0;
-    // SAFETY (every call): blocks i..i + m are within the `n` blocks.
+    // SAFETY: (every call) blocks i..i + m are within the `n` blocks.
     unsafe {
         while n - i >= 8 {
             cbc_decrypt_n::<8>(&k, &mut v, inp.add(16 * i), out.add(16 * i));
@@ -352,11 +352,116 @@ pub(crate) unsafe fn cbc_decrypt(
     }
 }
 
+/// CFB decryption of up to `N` blocks as `N` independent chains: the
+/// inputs are `iv` and the ciphertext blocks before each; block `j < full`
+/// becomes `C_j ^ E(prev)`, and a chain `j == full < N` is the tail's
+/// keystream, into `ks`. `iv` becomes the last ciphertext block. All
+/// ciphertext is loaded before any output is stored.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `full` blocks (equal or
+/// disjoint), `full <= N <= full + 1`; the CPU supports the SM4
+/// instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+unsafe fn cfb_decrypt_n<const N: usize>(
+    k: &[uint32x4_t; 8],
+    iv: &mut uint8x16_t,
+    inp: *const u8,
+    out: *mut u8,
+    full: usize,
+    ks: &mut [u8; 16],
+) {
+    let c: [uint8x16_t; N] = if full == N {
+        // SAFETY: block j < N = full of `inp`.
+        core::array::from_fn(|j| unsafe { vld1q_u8(inp.add(16 * j)) })
+    } else {
+        core::array::from_fn(|j| {
+            if j < full {
+                // SAFETY: block j < full of `inp`.
+                unsafe { vld1q_u8(inp.add(16 * j)) }
+            } else {
+                vdupq_n_u8(0)
+            }
+        })
+    };
+    let mut x: [uint32x4_t; N] = core::array::from_fn(|j| {
+        let v = if j == 0 { *iv } else { c[j - 1] };
+        vreinterpretq_u32_u8(vrev32q_u8(v))
+    });
+    for k in k {
+        for x in x.iter_mut() {
+            sm4e(x, *k);
+        }
+    }
+    for (j, x) in x.iter().enumerate() {
+        let e = output_bytes(*x);
+        if full == N || j < full {
+            // SAFETY: block j < full of `out`.
+            unsafe { vst1q_u8(out.add(16 * j), veorq_u8(e, c[j])) };
+        } else {
+            // SAFETY: 16 writable bytes.
+            unsafe { vst1q_u8(ks.as_mut_ptr(), e) };
+        }
+    }
+    if full > 0 {
+        *iv = c[full - 1];
+    }
+}
+
+/// CFB decryption of `n` blocks (and the tail's keystream block into `ks`
+/// when `tail`), eight chains at a time, chaining value `iv` updated.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `n` blocks (equal or disjoint);
+/// the CPU supports the SM4 instructions.
+#[inline]
+#[target_feature(enable = "neon,sm4")]
+pub(crate) unsafe fn cfb_decrypt(
+    rk: &[u32; 32],
+    iv: &mut [u8; 16],
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+    tail: bool,
+    ks: &mut [u8; 16],
+) {
+    let k = load_keys(rk);
+    // SAFETY: 16 readable bytes.
+    let mut v = unsafe { vld1q_u8(iv.as_ptr()) };
+    let total = n + usize::from(tail);
+    let mut i = 0;
+    // SAFETY: (every call) blocks i.. are within the `n` blocks of both
+    // buffers; `full` counts only those.
+    unsafe {
+        while total - i >= 8 {
+            let full = (n - i).min(8);
+            cfb_decrypt_n::<8>(&k, &mut v, inp.add(16 * i), out.add(16 * i), full, ks);
+            i += 8;
+        }
+        let (inp, out, full) = (inp.add(16 * i), out.add(16 * i), n.saturating_sub(i));
+        match total - i {
+            0 => {}
+            1 => cfb_decrypt_n::<1>(&k, &mut v, inp, out, full, ks),
+            2 => cfb_decrypt_n::<2>(&k, &mut v, inp, out, full, ks),
+            3 => cfb_decrypt_n::<3>(&k, &mut v, inp, out, full, ks),
+            4 => cfb_decrypt_n::<4>(&k, &mut v, inp, out, full, ks),
+            5 => cfb_decrypt_n::<5>(&k, &mut v, inp, out, full, ks),
+            6 => cfb_decrypt_n::<6>(&k, &mut v, inp, out, full, ks),
+            _ => cfb_decrypt_n::<7>(&k, &mut v, inp, out, full, ks),
+        }
+        vst1q_u8(iv.as_mut_ptr(), v);
+    }
+}
+
 /// A block given as its 16 bytes read as a native-endian number.
 #[inline]
 #[target_feature(enable = "neon")]
 pub(crate) fn bytes_of(b: u128) -> uint8x16_t {
-    vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(b as u64), vcreate_u64((b >> 64) as u64)))
+    vreinterpretq_u8_u64(vcombine_u64(
+        vcreate_u64(b as u64),
+        vcreate_u64((b >> 64) as u64),
+    ))
 }
 
 /// One step of [`chain`] with `N` blocks in use: the chained block (its

@@ -140,7 +140,7 @@ fn cfb_decrypt<K: Kernel>(
     k: K,
     rk: &[u32; 32],
     iv: &mut Blk,
-    mut blocks: InOutBuf<'_, '_, Blk>,
+    blocks: InOutBuf<'_, '_, Blk>,
     mut tail: InOutBuf<'_, '_, u8>,
 ) {
     let total = blocks.len() + usize::from(!tail.is_empty());
@@ -162,12 +162,31 @@ fn cfb_decrypt<K: Kernel>(
         }
         return;
     }
+    let mut ks = (!tail.is_empty()).then(Blk::default);
+    k.cfb_decrypt(rk, iv, blocks, ks.as_mut());
+    if let Some(ks) = ks {
+        tail.xor_in2out(&ks[..tail.len()]);
+    }
+}
+
+/// `Kernel::cfb_decrypt` through stages: the IV and the ciphertext blocks
+/// but the last into a stage, encrypted, XORed into the ciphertext; `tail`,
+/// if given, receives the keystream block after them (in the last stage).
+#[inline(always)]
+pub(crate) fn cfb_stages<K: Kernel>(
+    k: K,
+    rk: &[u32; 32],
+    iv: &mut Blk,
+    mut blocks: InOutBuf<'_, '_, Blk>,
+    mut tail: Option<&mut Blk>,
+) {
+    let total = blocks.len() + usize::from(tail.is_some());
     let mut stage = Stage::new();
     let mut done = 0;
     while done < total {
         let m = core::cmp::min(STAGE, total - done);
         let full = core::cmp::min(m, blocks.len());
-        let (mut chunk, rest) = blocks.split_at(full);
+        let (chunk, rest) = blocks.split_at(full);
         blocks = rest;
         stage.0[0] = *iv;
         stage.0[1..m].copy_from_slice(&chunk.get_in()[..m - 1]);
@@ -175,13 +194,9 @@ fn cfb_decrypt<K: Kernel>(
         if full > 0 {
             *iv = chunk.get_in()[full - 1];
         }
-        for j in 0..full {
-            let mut b = chunk.get(j);
-            let p = xor(b.get_in(), &stage.0[j]);
-            *b.get_out() = p;
-        }
-        if full < m {
-            tail.xor_in2out(&stage.0[full][..tail.len()]);
+        k.xor_into(chunk, &stage.0[..full]);
+        if let Some(t) = tail.as_deref_mut().filter(|_| full < m) {
+            *t = stage.0[full];
         }
         done += m;
     }

@@ -189,10 +189,8 @@ pub(crate) fn ctr_stages<K: Kernel>(
         let (chunk, rest) = blocks.split_at(full);
         blocks = rest;
         k.xor_into(chunk, &stage.0[..full]);
-        if full < m {
-            if let Some(t) = tail.as_deref_mut() {
-                *t = stage.0[full];
-            }
+        if let Some(t) = tail.as_deref_mut().filter(|_| full < m) {
+            *t = stage.0[full];
         }
         done += m;
     }
