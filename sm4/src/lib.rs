@@ -12,11 +12,14 @@ use cipher::{
 
 mod backends;
 mod error;
+mod ghash;
 mod modes;
 
 #[doc(hidden)]
-pub use backends::Backend;
+pub use backends::{Backend, GhashEngine};
 pub use error::Error;
+#[doc(hidden)]
+pub use ghash::GhashHook;
 pub use modes::{Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard};
 
 /// The SM4 block cipher (GB/T 32907): 128-bit key, 128-bit block.
