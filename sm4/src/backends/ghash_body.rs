@@ -8,7 +8,7 @@
 macro_rules! ghash_token {
     ($name:ident, $cpu:literal) => {
         #[doc = concat!("The engine's token: only runners whose features include ", $cpu,
-                                ", entered after detection found them, make one.")]
+                                                ", entered after detection found them, make one.")]
         #[derive(Clone, Copy, Debug)]
         pub(crate) struct $name(());
 
@@ -60,11 +60,20 @@ macro_rules! ghash_narrow_body {
                 let pow: [V; AGG] =
                     core::array::from_fn(|j| load_power(key, crate::ghash::POWERS - AGG + j));
                 while n - done >= AGG {
-                    let g = &blocks[done..done + AGG];
-                    mul_add(&mut acc, xor(load_block(&g[0]), y), pow[0], true);
-                    for (b, &h) in g.iter().zip(&pow).skip(1) {
-                        mul_add(&mut acc, load_block(b), h, false);
+                    let g: &[Blk; AGG] = blocks[done..done + AGG].try_into().unwrap();
+                    // The blocks without the state first, so that the
+                    // product that waits for the state is the last term of
+                    // the sums (the chain from one group's state to the
+                    // next: one multiply, one XOR, the reduction). Index
+                    // loops: they unroll, where LLVM left the iterator
+                    // adapters' `next` out of line (a call per block, the
+                    // sums spilled).
+                    mul_add(&mut acc, load_block(&g[AGG - 1]), pow[AGG - 1], true);
+                    #[allow(clippy::needless_range_loop)]
+                    for j in (1..AGG - 1).rev() {
+                        mul_add(&mut acc, load_block(&g[j]), pow[j], false);
                     }
+                    mul_add(&mut acc, xor(load_block(&g[0]), y), pow[0], false);
                     y = reduce(acc);
                     done += AGG;
                 }
@@ -79,8 +88,14 @@ macro_rules! ghash_narrow_body {
                     load_power(key, first),
                     true,
                 );
-                for (j, b) in g.iter().enumerate().skip(1) {
-                    mul_add(&mut acc, load_block(b), load_power(key, first + j), false);
+                #[allow(clippy::needless_range_loop)]
+                for j in 1..g.len() {
+                    mul_add(
+                        &mut acc,
+                        load_block(&g[j]),
+                        load_power(key, first + j),
+                        false,
+                    );
                 }
                 y = reduce(acc);
             }

@@ -66,16 +66,21 @@ fn mul_add(acc: &mut Acc, x: __m512i, h: __m512i, first: bool) {
     }
 }
 
-/// Each lane's sum times `x^-128`, reduced (as `ghash_clmul::reduce`), and
-/// the four lanes added.
+/// Each lane's sum times `x^-128`, reduced (as `ghash_clmul::reduce`).
 #[inline]
 #[target_feature(enable = "vpclmulqdq,avx512f")]
-fn reduce(acc: Acc) -> __m128i {
+fn reduce(acc: Acc) -> __m512i {
     let c = _mm512_set1_epi64(REDUCE as i64);
     let t = _mm512_clmulepi64_epi128::<0x00>(acc.lo, c);
     let mid = xor3(acc.mid, t, _mm512_shuffle_epi32::<0x4e>(acc.lo));
     let t = _mm512_clmulepi64_epi128::<0x00>(mid, c);
-    let v = xor3(acc.hi, t, _mm512_shuffle_epi32::<0x4e>(mid));
+    xor3(acc.hi, t, _mm512_shuffle_epi32::<0x4e>(mid))
+}
+
+/// The sum of the four lanes.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn fold(v: __m512i) -> __m128i {
     let v = _mm256_xor_si256(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
     _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
 }
@@ -134,18 +139,20 @@ fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
     if n >= AGG {
         let pow: [__m512i; AGG / L] = core::array::from_fn(|j| load_powers(key, L * j, L));
         while n - done >= AGG {
+            // The blocks without the state first, so that the product that
+            // waits for the state is the last term of the sums: the serial
+            // chain from one group's state to the next is one multiply,
+            // one XOR, the reduction and the sum of the lanes.
+            let x3 = load_blocks(blocks, done + 3 * L, L, bswap);
+            mul_add(&mut acc, x3, pow[3], true);
+            let x2 = load_blocks(blocks, done + 2 * L, L, bswap);
+            mul_add(&mut acc, x2, pow[2], false);
+            let x1 = load_blocks(blocks, done + L, L, bswap);
+            mul_add(&mut acc, x1, pow[1], false);
             let x0 = load_blocks(blocks, done, L, bswap);
             let x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(y));
-            mul_add(&mut acc, x0, pow[0], true);
-            for (j, &h) in pow.iter().enumerate().skip(1) {
-                mul_add(
-                    &mut acc,
-                    load_blocks(blocks, done + L * j, L, bswap),
-                    h,
-                    false,
-                );
-            }
-            y = reduce(acc);
+            mul_add(&mut acc, x0, pow[0], false);
+            y = fold(reduce(acc));
             done += AGG;
         }
     }
@@ -164,7 +171,7 @@ fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
             mul_add(&mut acc, x, load_powers(key, first + j, k), false);
             j += k;
         }
-        y = reduce(acc);
+        y = fold(reduce(acc));
     }
     let out = _mm_shuffle_epi8(y, _mm512_castsi512_si128(bswap));
     // SAFETY: `state` is 16 writable bytes.
