@@ -485,8 +485,12 @@ impl Stage {
     /// Overwrite the stage (it held keystream, plaintext or tweaks).
     #[inline(always)]
     pub(crate) fn wipe(&mut self) {
+        // Block by block: `hybrid-array`'s `Zeroize` is behind a feature
+        // that `cipher/zeroize` does not turn on.
         #[cfg(feature = "zeroize")]
-        zeroize::Zeroize::zeroize(&mut self.0[..]);
+        for b in self.0.iter_mut() {
+            zeroize::Zeroize::zeroize(&mut b.0);
+        }
     }
 }
 
