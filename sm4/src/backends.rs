@@ -8,6 +8,7 @@
 //! blocks: InOutBuf<'_, '_, Block<Sm4>>)` that encrypts (encryption schedule)
 //! or decrypts (reversed schedule) any number of blocks, in place or not.
 
+use crate::ghash::{GcmClosure, SoftGhash};
 use crate::modes::TweakOrder;
 use cipher::{
     Block, BlockCipherDecBackend, BlockCipherDecClosure, BlockCipherEncBackend,
@@ -177,6 +178,10 @@ macro_rules! x86_entry_points {
 
 pub(crate) mod soft;
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[macro_use]
+mod ghash_body;
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx;
 #[cfg(target_arch = "x86_64")]
@@ -184,8 +189,14 @@ pub(crate) mod gfni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gfni256;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_clmul;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_vpclmul;
+#[cfg(target_arch = "x86_64")]
 mod x86_modes;
 
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod ghash_pmull;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon;
 #[cfg(target_arch = "aarch64")]
@@ -209,14 +220,32 @@ pub enum Backend {
     Sm4ce,
 }
 
+// The x86 backends also require the carry-less multiplier their GHASH
+// engine uses (`pclmulqdq`, and `vpclmulqdq` for `gfni`), so that GCM never
+// needs a second detection; every CPU with AES-NI + AVX2, GFNI + AVX2 or
+// GFNI + AVX-512 has it, so no CPU changes backend (only a hypervisor that
+// hides the multiplier alone would move the CPU down).
 #[cfg(target_arch = "x86_64")]
-cpufeatures::new!(cpu_avx, "avx2", "aes");
+cpufeatures::new!(cpu_avx, "avx2", "aes", "pclmulqdq");
 #[cfg(target_arch = "x86_64")]
-cpufeatures::new!(cpu_gfni, "gfni", "avx512f", "avx512bw", "avx512vl");
+cpufeatures::new!(
+    cpu_gfni,
+    "gfni",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "vpclmulqdq",
+    "pclmulqdq"
+);
 #[cfg(target_arch = "x86_64")]
-cpufeatures::new!(cpu_avx2, "avx2");
+cpufeatures::new!(cpu_avx2_clmul, "avx2", "pclmulqdq");
 #[cfg(target_arch = "aarch64")]
 cpufeatures::new!(cpu_sm4, "sm4");
+// PMULL on 64-bit lanes comes with the AES extension, which NEON-only
+// cores (Raspberry Pi 4's Cortex-A72) lack: GCM there runs the `soft`
+// GHASH engine beside the `neon` kernel, and `neon` itself is unaffected.
+#[cfg(target_arch = "aarch64")]
+cpufeatures::new!(cpu_pmull, "aes");
 
 /// GFNI present (CPUID.(EAX=7,ECX=0):ECX\[8\]); unlike cpufeatures' "gfni"
 /// this does not require the OS to enable zmm state, so AVX2-only CPUs
@@ -297,7 +326,7 @@ impl Backend {
             #[cfg(target_arch = "x86_64")]
             Backend::Gfni => cpu_gfni::get(),
             #[cfg(target_arch = "x86_64")]
-            Backend::Gfni256 => cpu_avx2::get() && has_gfni_bit(),
+            Backend::Gfni256 => cpu_avx2_clmul::get() && has_gfni_bit(),
             #[cfg(target_arch = "aarch64")]
             Backend::Sm4ce => cpu_sm4::get(),
             #[cfg(target_arch = "aarch64")]
@@ -310,6 +339,127 @@ impl Backend {
     /// The backends this CPU can run, best first, `Soft` last.
     pub fn available() -> impl Iterator<Item = Backend> {
         Self::ALL.into_iter().filter(|b| b.is_available())
+    }
+}
+
+/// A GHASH engine of SM4-GCM, run beside an SM4 backend. Hidden: for
+/// tests and benchmarks.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GhashEngine {
+    /// Portable, constant-time (integer multiplication with holes).
+    Soft,
+    /// x86_64 PCLMULQDQ on `xmm` (beside `avx` and `gfni256`).
+    Clmul,
+    /// x86_64 VPCLMULQDQ on `zmm` (beside `gfni`).
+    Vpclmul,
+    /// aarch64 PMULL (beside `neon` and `sm4ce` where the core has AES).
+    Pmull,
+}
+
+impl GhashEngine {
+    /// The engine's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            GhashEngine::Soft => "soft",
+            GhashEngine::Clmul => "clmul",
+            GhashEngine::Vpclmul => "vpclmul",
+            GhashEngine::Pmull => "pmull",
+        }
+    }
+}
+
+impl Backend {
+    /// The GHASH engine that GCM runs beside this backend on this CPU (the
+    /// fastest one it has a runner for).
+    pub fn ghash_engine(self) -> GhashEngine {
+        self.ghash_engines().next().unwrap_or(GhashEngine::Soft)
+    }
+
+    /// The GHASH engines this CPU can run beside this backend, fastest
+    /// first (`None` of them if the backend itself is unavailable).
+    pub fn ghash_engines(self) -> impl Iterator<Item = GhashEngine> {
+        let pairs: &[GhashEngine] = match self {
+            Backend::Gfni => &[GhashEngine::Vpclmul],
+            Backend::Gfni256 | Backend::Avx => &[GhashEngine::Clmul],
+            Backend::Neon | Backend::Sm4ce => &[GhashEngine::Pmull, GhashEngine::Soft],
+            Backend::Soft => &[GhashEngine::Soft],
+        };
+        let ok = self.is_available();
+        pairs
+            .iter()
+            .copied()
+            .filter(move |&e| ok && e.is_available())
+    }
+}
+
+impl GhashEngine {
+    /// Whether this CPU has the engine's features (the x86 engines' are
+    /// part of their backends' checks; see `cpu_avx`).
+    fn is_available(self) -> bool {
+        match self {
+            GhashEngine::Soft => true,
+            #[cfg(target_arch = "x86_64")]
+            GhashEngine::Clmul => !cfg!(miri) && (cpu_avx::get() || cpu_avx2_clmul::get()),
+            #[cfg(target_arch = "x86_64")]
+            GhashEngine::Vpclmul => !cfg!(miri) && cpu_gfni::get(),
+            // The loads reverse bytes as a little-endian core sees them.
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            GhashEngine::Pmull => !cfg!(miri) && cpu_pmull::get(),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+}
+
+/// An SM4 backend and the GHASH engine that GCM runs beside it, both
+/// checked against the CPU: the private fields mean that only the two
+/// constructors make one, so [`with_gcm`] may trust it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct GcmBackend {
+    sm4: Backend,
+    ghash: GhashEngine,
+}
+
+impl GcmBackend {
+    /// Backend `b` (as stored in an `Sm4`, so available) with its best
+    /// GHASH engine. Detection of the engine's features happens here, once
+    /// per key.
+    #[allow(dead_code)] // for the GCM driver (issue 24)
+    pub(crate) fn new(b: Backend) -> Self {
+        if b.is_available() {
+            GcmBackend {
+                sm4: b,
+                ghash: b.ghash_engine(),
+            }
+        } else {
+            // Unreachable for a backend stored in an `Sm4`; soft is safe
+            // (every backend's key schedule is the standard one).
+            debug_assert!(false, "GcmBackend::new: {} is not available", b.name());
+            GcmBackend {
+                sm4: Backend::Soft,
+                ghash: GhashEngine::Soft,
+            }
+        }
+    }
+
+    /// Backend `b` with engine `e`, or `None` if the CPU lacks either or
+    /// the pair has no runner (test hook).
+    pub(crate) fn with_engine(b: Backend, e: GhashEngine) -> Option<Self> {
+        b.ghash_engines()
+            .any(|x| x == e)
+            .then_some(GcmBackend { sm4: b, ghash: e })
+    }
+
+    /// The SM4 backend.
+    #[allow(dead_code)] // for the GCM driver
+    pub(crate) fn backend(self) -> Backend {
+        self.sm4
+    }
+
+    /// The GHASH engine.
+    pub(crate) fn engine(self) -> GhashEngine {
+        self.ghash
     }
 }
 
@@ -374,8 +524,12 @@ impl Stage {
     /// Overwrite the stage (it held keystream, plaintext or tweaks).
     #[inline(always)]
     pub(crate) fn wipe(&mut self) {
+        // Block by block: `hybrid-array`'s `Zeroize` is behind a feature
+        // that `cipher/zeroize` does not turn on.
         #[cfg(feature = "zeroize")]
-        zeroize::Zeroize::zeroize(&mut self.0[..]);
+        for b in self.0.iter_mut() {
+            zeroize::Zeroize::zeroize(&mut b.0);
+        }
     }
 }
 
@@ -963,6 +1117,111 @@ simd_backend!(
     sm4ce_kernel,
     "neon,sm4"
 );
+
+/// Make a GCM runner: one `#[target_feature]` function, with the union of
+/// an SM4 backend's and a GHASH engine's features, that calls a
+/// [`GcmClosure`] with both tokens (so the driver's hashing is inlined
+/// beside the SM4 rounds).
+macro_rules! gcm_runner {
+    // Beside the portable engine (no feature of its own).
+    ($run:ident, $kernel:expr, soft, $feat:literal) => {
+        gcm_runner!(@fn $run, $feat, f => f.call($kernel, SoftGhash));
+    };
+    ($run:ident, $kernel:expr, $ghash:path, $feat:literal) => {
+        gcm_runner!(@fn $run, $feat, f => {
+            // SAFETY: the runner's contract: the CPU has the features, the
+            // engine's among them.
+            f.call($kernel, unsafe { <$ghash>::new() })
+        });
+    };
+    (@fn $run:ident, $feat:literal, $f:ident => $body:expr) => {
+        /// Run a GCM driver with the features on.
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $feat, ".")]
+        #[target_feature(enable = $feat)]
+        unsafe fn $run<F: GcmClosure>($f: F) -> F::Output {
+            align_frame_to_cache_line();
+            $body
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
+    avx_clmul,
+    AvxKernel(()),
+    ghash_clmul::ClmulGhash,
+    "avx2,aes,pclmulqdq"
+);
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
+    gfni256_clmul,
+    Gfni256Kernel(()),
+    ghash_clmul::ClmulGhash,
+    "gfni,avx2,pclmulqdq"
+);
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
+    gfni_vpclmul,
+    GfniKernel(()),
+    ghash_vpclmul::VpclmulGhash,
+    "gfni,avx512f,avx512bw,avx512vl,avx2,vpclmulqdq,pclmulqdq"
+);
+#[cfg(target_arch = "aarch64")]
+gcm_runner!(
+    neon_pmull,
+    NeonKernel(()),
+    ghash_pmull::PmullGhash,
+    "neon,aes"
+);
+#[cfg(target_arch = "aarch64")]
+gcm_runner!(
+    sm4ce_pmull,
+    Sm4ceKernel(()),
+    ghash_pmull::PmullGhash,
+    "neon,sm4,aes"
+);
+#[cfg(target_arch = "aarch64")]
+gcm_runner!(neon_soft, NeonKernel(()), soft, "neon");
+#[cfg(target_arch = "aarch64")]
+gcm_runner!(sm4ce_soft, Sm4ceKernel(()), soft, "neon,sm4");
+
+/// Run GCM driver `f` with `g`'s SM4 kernel and GHASH engine, inside their
+/// shared `#[target_feature]` runner.
+#[inline]
+pub(crate) fn with_gcm<F: GcmClosure>(g: GcmBackend, f: F) -> F::Output {
+    match (g.sm4, g.ghash) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `GcmBackend` is made only by `GcmBackend::new` (from an
+        // available backend, with the engine `ghash_engines` found) or
+        // `with_engine` (which checks both): for `Gfni` that is
+        // `cpu_gfni`, which includes VPCLMULQDQ and PCLMULQDQ.
+        (Backend::Gfni, GhashEngine::Vpclmul) => unsafe { gfni_vpclmul(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above; `Gfni256` passed `cpu_avx2_clmul` (AVX2 and
+        // PCLMULQDQ) and the GFNI bit.
+        (Backend::Gfni256, GhashEngine::Clmul) => unsafe { gfni256_clmul(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above; `Avx` passed `cpu_avx` (AVX2, AES-NI and
+        // PCLMULQDQ).
+        (Backend::Avx, GhashEngine::Clmul) => unsafe { avx_clmul(f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above; `Sm4ce` passed `cpu_sm4` and the engine
+        // `cpu_pmull` (AES).
+        (Backend::Sm4ce, GhashEngine::Pmull) => unsafe { sm4ce_pmull(f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above; `Neon` is compiled in (`target_feature =
+        // "neon"`) and the engine passed `cpu_pmull` (AES).
+        (Backend::Neon, GhashEngine::Pmull) => unsafe { neon_pmull(f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above (`cpu_sm4`).
+        (Backend::Sm4ce, GhashEngine::Soft) => unsafe { sm4ce_soft(f) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above (NEON compiled in).
+        (Backend::Neon, GhashEngine::Soft) => unsafe { neon_soft(f) },
+        _ => f.call(SoftKernel, SoftGhash),
+    }
+}
 
 /// Run `f` with backend `b` on the encryption schedule.
 #[inline]

@@ -13,11 +13,14 @@ use cipher::{
 
 mod backends;
 mod error;
+mod ghash;
 mod modes;
 
 #[doc(hidden)]
-pub use backends::Backend;
+pub use backends::{Backend, GhashEngine};
 pub use error::Error;
+#[doc(hidden)]
+pub use ghash::GhashHook;
 pub use modes::{
     Ccm, CcmNonceSize, CcmTagSize, Sm4CbcDec, Sm4CbcEnc, Sm4Ccm, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr,
     Sm4Xts, XtsStandard,

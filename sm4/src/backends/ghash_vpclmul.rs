@@ -1,0 +1,179 @@
+//! GHASH with VPCLMULQDQ on `zmm` (the `vpclmul` engine, beside the `gfni`
+//! SM4 kernel): four blocks per register, sixteen per reduction.
+//!
+//! As `ghash_clmul`, four lanes at a time: blocks byte-reversed per lane,
+//! schoolbook products (four `vpclmulqdq` per register) summed unreduced
+//! over the four registers of a group with `vpternlogq`, one reduction per
+//! lane and an XOR of the four lanes into the state. The group's serial
+//! chain (state -> product -> reduction -> lane sum -> state) is why the
+//! table has sixteen powers: at eight blocks per reduction it, not the
+//! multiplier, set the pace. A shorter rest is one group with masked
+//! loads (zero lanes multiply to zero).
+
+use crate::ghash::{GhashKey, POWERS, REDUCE};
+use cipher::Block;
+use core::arch::x86_64::*;
+
+type Blk = Block<crate::Sm4>;
+
+/// Blocks per register.
+const L: usize = 4;
+/// Blocks per reduction.
+const AGG: usize = 16;
+const _: () = assert!(AGG == POWERS);
+
+/// `vpshufb` index reversing the 16 bytes of a lane.
+const BSWAP: [i8; 16] = [15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0];
+
+ghash_token!(
+    VpclmulGhash,
+    "VPCLMULQDQ, AVX-512F and AVX-512BW (with the OS saving `zmm` state)"
+);
+
+/// The unreduced sum of a group's products, per lane.
+#[derive(Clone, Copy)]
+struct Acc {
+    lo: __m512i,
+    mid: __m512i,
+    hi: __m512i,
+}
+
+/// `a ^ b ^ c`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn xor3(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+    _mm512_ternarylogic_epi64::<0x96>(a, b, c)
+}
+
+/// `acc += x·h` lane by lane, or `acc = x·h` when `first`.
+#[inline]
+#[target_feature(enable = "vpclmulqdq,avx512f")]
+fn mul_add(acc: &mut Acc, x: __m512i, h: __m512i, first: bool) {
+    let lo = _mm512_clmulepi64_epi128::<0x00>(x, h);
+    let hi = _mm512_clmulepi64_epi128::<0x11>(x, h);
+    let m0 = _mm512_clmulepi64_epi128::<0x01>(x, h);
+    let m1 = _mm512_clmulepi64_epi128::<0x10>(x, h);
+    if first {
+        *acc = Acc {
+            lo,
+            mid: _mm512_xor_si512(m0, m1),
+            hi,
+        };
+    } else {
+        acc.lo = _mm512_xor_si512(acc.lo, lo);
+        acc.mid = xor3(acc.mid, m0, m1);
+        acc.hi = _mm512_xor_si512(acc.hi, hi);
+    }
+}
+
+/// Each lane's sum times `x^-128`, reduced (as `ghash_clmul::reduce`).
+#[inline]
+#[target_feature(enable = "vpclmulqdq,avx512f")]
+fn reduce(acc: Acc) -> __m512i {
+    let c = _mm512_set1_epi64(REDUCE as i64);
+    let t = _mm512_clmulepi64_epi128::<0x00>(acc.lo, c);
+    let mid = xor3(acc.mid, t, _mm512_shuffle_epi32::<0x4e>(acc.lo));
+    let t = _mm512_clmulepi64_epi128::<0x00>(mid, c);
+    xor3(acc.hi, t, _mm512_shuffle_epi32::<0x4e>(mid))
+}
+
+/// The sum of the four lanes.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn fold(v: __m512i) -> __m128i {
+    let v = _mm256_xor_si256(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
+    _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
+}
+
+/// The qword mask of the first `k` lanes (`k` in 0..=4).
+#[inline]
+fn lanes(k: usize) -> __mmask8 {
+    ((1u32 << (2 * k)) - 1) as __mmask8
+}
+
+/// Blocks `i..i + k` of `blocks` (`k` in 1..=4), byte-reversed per lane,
+/// zero in the lanes past `k`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn load_blocks(blocks: &[Blk], i: usize, k: usize, bswap: __m512i) -> __m512i {
+    let b = &blocks[i..i + k];
+    // SAFETY: `b` is `16 k` readable bytes; masked-off lanes are not read.
+    let v = unsafe {
+        if k == L {
+            _mm512_loadu_si512(b.as_ptr().cast())
+        } else {
+            _mm512_maskz_loadu_epi64(lanes(k), b.as_ptr().cast())
+        }
+    };
+    _mm512_shuffle_epi8(v, bswap)
+}
+
+/// `pow[i..i + 4]` of the key table, the lanes from `k` on zero.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load_powers(key: &GhashKey, i: usize, k: usize) -> __m512i {
+    let p = &key.pow[i..i + k];
+    // SAFETY: `p` is `16 k` readable bytes (little-endian `u128`s: the low
+    // half in the low qword of each lane); masked-off lanes are not read.
+    unsafe { _mm512_maskz_loadu_epi64(lanes(k), p.as_ptr().cast()) }
+}
+
+/// The engine: groups of sixteen blocks with H^16..H^1, then one group of
+/// the rest (up to four registers, the last masked) with the last powers.
+#[inline]
+#[target_feature(enable = "vpclmulqdq,avx512f,avx512bw")]
+fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
+    // SAFETY: a 16-byte load from a 16-byte array.
+    let bswap = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(BSWAP.as_ptr().cast()) });
+    // SAFETY: `state` is 16 readable bytes.
+    let y = unsafe { _mm_loadu_si128(state.as_ptr().cast()) };
+    let mut y = _mm_shuffle_epi8(y, _mm512_castsi512_si128(bswap));
+    let n = blocks.len();
+    let zero = _mm512_setzero_si512();
+    let mut acc = Acc {
+        lo: zero,
+        mid: zero,
+        hi: zero,
+    };
+    let mut done = 0;
+    if n >= AGG {
+        let pow: [__m512i; AGG / L] = core::array::from_fn(|j| load_powers(key, L * j, L));
+        while n - done >= AGG {
+            // The blocks without the state first, so that the product that
+            // waits for the state is the last term of the sums: the serial
+            // chain from one group's state to the next is one multiply,
+            // one XOR, the reduction and the sum of the lanes.
+            let x3 = load_blocks(blocks, done + 3 * L, L, bswap);
+            mul_add(&mut acc, x3, pow[3], true);
+            let x2 = load_blocks(blocks, done + 2 * L, L, bswap);
+            mul_add(&mut acc, x2, pow[2], false);
+            let x1 = load_blocks(blocks, done + L, L, bswap);
+            mul_add(&mut acc, x1, pow[1], false);
+            let x0 = load_blocks(blocks, done, L, bswap);
+            let x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(y));
+            mul_add(&mut acc, x0, pow[0], false);
+            y = fold(reduce(acc));
+            done += AGG;
+        }
+    }
+    let r = n - done;
+    if r > 0 {
+        // Block `done + j` times H^(r - j), that is `pow[POWERS - r + j]`.
+        let first = POWERS - r;
+        let k = r.min(L);
+        let x0 = load_blocks(blocks, done, k, bswap);
+        let x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(y));
+        mul_add(&mut acc, x0, load_powers(key, first, k), true);
+        let mut j = k;
+        while j < r {
+            let k = (r - j).min(L);
+            let x = load_blocks(blocks, done + j, k, bswap);
+            mul_add(&mut acc, x, load_powers(key, first + j, k), false);
+            j += k;
+        }
+        y = fold(reduce(acc));
+    }
+    let out = _mm_shuffle_epi8(y, _mm512_castsi512_si128(bswap));
+    // SAFETY: `state` is 16 writable bytes.
+    unsafe { _mm_storeu_si128(state.as_mut_ptr().cast(), out) };
+}
