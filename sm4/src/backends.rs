@@ -612,17 +612,18 @@ pub(crate) trait Kernel: Copy {
     }
 
     /// CTR over whole blocks: the keystream `E(c), E(c + 1), ...` (128-bit
-    /// big-endian counters) XORed into `blocks`; `tail`, if given,
-    /// receives the keystream block after them.
+    /// big-endian counters) XORed into `blocks`; and each `extra` pair
+    /// `(counter, block)` gets `block = E(counter)`, encrypted with them
+    /// (a message's partial tail, GCM's `E(J0)`).
     #[inline(always)]
     fn ctr_xor(
         self,
         rk: &[u32; 32],
         c: u128,
         blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-        tail: Option<&mut Block<crate::Sm4>>,
+        extra: &mut [(u128, Block<crate::Sm4>)],
     ) {
-        crate::modes::ctr_stages(self, rk, c, blocks, tail);
+        crate::modes::ctr_stages(self, rk, c, blocks, extra);
     }
 
     /// CBC decryption of whole blocks (`rk` the decryption schedule), the
@@ -883,20 +884,26 @@ macro_rules! simd_backend {
             rk: &[u32; 32],
             c: u128,
             blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-            tail: Option<&mut Block<crate::Sm4>>,
+            extra: &mut [(u128, Block<crate::Sm4>)],
         ) {
             let n = blocks.len();
-            if (c as u64).checked_add(n as u64 + 1).is_none() {
+            if (c as u64).checked_add(n as u64).is_none() || extra.len() > 4 {
                 // The low half carries (once in 2^64 blocks; public).
-                return crate::modes::ctr_stages(self, rk, c, blocks, tail);
+                return crate::modes::ctr_stages(self, rk, c, blocks, extra);
             }
             let (i, o) = blocks.into_raw();
-            let mut ks = [0u8; 16];
             // SAFETY: the token exists only inside the `sm4ce` runner;
             // `InOutBuf` holds `n` blocks in and out, equal or disjoint.
-            unsafe { sm4ce::ctr_xor(rk, c, i.cast(), o.cast(), n, tail.is_some(), &mut ks) };
-            if let Some(t) = tail {
-                *t = ks.into();
+            unsafe { sm4ce::ctr_xor(rk, c, i.cast(), o.cast(), n) };
+            if !extra.is_empty() {
+                let mut v = [Block::<crate::Sm4>::default(); 4];
+                for (b, (ctr, _)) in v.iter_mut().zip(extra.iter()) {
+                    *b = ctr.to_be_bytes().into();
+                }
+                self.crypt_lanes(rk, &mut v, extra.len());
+                for (b, (_, out)) in v.iter().zip(extra.iter_mut()) {
+                    *out = *b;
+                }
             }
         }
         #[inline(always)]

@@ -188,13 +188,11 @@ fn output_bytes(x: uint32x4_t) -> uint8x16_t {
 
 /// `N` CTR blocks from the counter `ctr` (as its (high, low) 64-bit
 /// halves; the low half must not carry): the counters made in registers,
-/// `N` independent `sm4e` chains, the keystream XORed into the data. Block
-/// `j < full` of `inp` goes to `out`; a block `j == full < N` is the tail's
-/// keystream, written to `ks`.
+/// `N` independent `sm4e` chains, the keystream XORed into the data.
 ///
 /// # Safety
-/// `inp` readable and `out` writable for `full` blocks (equal or
-/// disjoint); the CPU supports the SM4 instructions.
+/// `inp` readable and `out` writable for `N` blocks (equal or disjoint);
+/// the CPU supports the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
 unsafe fn ctr_n<const N: usize>(
@@ -202,8 +200,6 @@ unsafe fn ctr_n<const N: usize>(
     ctr: uint64x2_t,
     inp: *const u8,
     out: *mut u8,
-    full: usize,
-    ks: &mut [u8; 16],
 ) {
     // SAFETY: two 8-byte values.
     let step = unsafe { vld1q_u64([0u64, 1].as_ptr()) };
@@ -221,61 +217,47 @@ unsafe fn ctr_n<const N: usize>(
         }
     }
     for (j, x) in x.iter().enumerate() {
-        let v = output_bytes(*x);
-        if j < full {
-            // SAFETY: block j < full of both buffers.
-            unsafe { vst1q_u8(out.add(16 * j), veorq_u8(v, vld1q_u8(inp.add(16 * j)))) };
-        } else {
-            // SAFETY: `ks` is 16 writable bytes.
-            unsafe { vst1q_u8(ks.as_mut_ptr(), v) };
+        // SAFETY: block j < N of both buffers.
+        unsafe {
+            let d = vld1q_u8(inp.add(16 * j));
+            vst1q_u8(out.add(16 * j), veorq_u8(output_bytes(*x), d));
         }
     }
 }
 
-/// CTR over `n` whole blocks (and the tail's keystream block into `ks`
-/// when `tail`), eight chains at a time, from counter `c`, whose low 64
-/// bits must not carry over the `n + 1` blocks.
+/// CTR over `n` whole blocks, eight chains at a time, from counter `c`,
+/// whose low 64 bits must not carry over the `n` blocks.
 ///
 /// # Safety
 /// `inp` readable and `out` writable for `n` blocks (equal or disjoint);
 /// the CPU supports the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn ctr_xor(
-    rk: &[u32; 32],
-    c: u128,
-    inp: *const u8,
-    out: *mut u8,
-    n: usize,
-    tail: bool,
-    ks: &mut [u8; 16],
-) {
+pub(crate) unsafe fn ctr_xor(rk: &[u32; 32], c: u128, inp: *const u8, out: *mut u8, n: usize) {
     let k = load_keys(rk);
     // SAFETY: two 8-byte values.
     let mut ctr = unsafe { vld1q_u64([(c >> 64) as u64, c as u64].as_ptr()) };
     // SAFETY: two 8-byte values.
     let eight = unsafe { vld1q_u64([0u64, 8].as_ptr()) };
-    let total = n + usize::from(tail);
     let mut i = 0;
     // SAFETY: (every call) blocks i.. are within the `n` blocks of both
-    // buffers; `full` counts only those.
+    // buffers.
     unsafe {
-        while total - i >= 8 {
-            let full = (n - i).min(8);
-            ctr_n::<8>(&k, ctr, inp.add(16 * i), out.add(16 * i), full, ks);
+        while n - i >= 8 {
+            ctr_n::<8>(&k, ctr, inp.add(16 * i), out.add(16 * i));
             ctr = vaddq_u64(ctr, eight);
             i += 8;
         }
-        let (inp, out, full) = (inp.add(16 * i), out.add(16 * i), n.saturating_sub(i));
-        match total - i {
+        let (inp, out) = (inp.add(16 * i), out.add(16 * i));
+        match n - i {
             0 => {}
-            1 => ctr_n::<1>(&k, ctr, inp, out, full, ks),
-            2 => ctr_n::<2>(&k, ctr, inp, out, full, ks),
-            3 => ctr_n::<3>(&k, ctr, inp, out, full, ks),
-            4 => ctr_n::<4>(&k, ctr, inp, out, full, ks),
-            5 => ctr_n::<5>(&k, ctr, inp, out, full, ks),
-            6 => ctr_n::<6>(&k, ctr, inp, out, full, ks),
-            _ => ctr_n::<7>(&k, ctr, inp, out, full, ks),
+            1 => ctr_n::<1>(&k, ctr, inp, out),
+            2 => ctr_n::<2>(&k, ctr, inp, out),
+            3 => ctr_n::<3>(&k, ctr, inp, out),
+            4 => ctr_n::<4>(&k, ctr, inp, out),
+            5 => ctr_n::<5>(&k, ctr, inp, out),
+            6 => ctr_n::<6>(&k, ctr, inp, out),
+            _ => ctr_n::<7>(&k, ctr, inp, out),
         }
     }
 }

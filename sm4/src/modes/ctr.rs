@@ -154,11 +154,14 @@ pub(super) fn apply<K: Kernel>(
             }
             return;
         }
-        let mut ks = (!tail.is_empty()).then(Blk::default);
-        k.ctr_xor(rk, state.iv.wrapping_add(state.next), blocks, ks.as_mut());
+        let c = state.iv.wrapping_add(state.next);
+        let mut ks = [(c.wrapping_add(blocks.len() as u128), Blk::default())];
+        let extra = if tail.is_empty() { &mut ks[..0] } else { &mut ks[..] };
+        k.ctr_xor(rk, c, blocks, extra);
         state.advance(total);
-        if let Some(ks) = ks {
+        if !tail.is_empty() {
             // The tail's block: keep what it does not use.
+            let ks = ks[0].1;
             tail.xor_in2out(&ks[..tail.len()]);
             state.ks = ks;
             state.used = tail.len() as u8;
@@ -167,30 +170,35 @@ pub(super) fn apply<K: Kernel>(
 }
 
 /// `Kernel::ctr_xor` through stages: counter blocks `c, c + 1, ...` filled
-/// in, the stage encrypted, the keystream XORed into `blocks`; `tail`, if
-/// given, receives the keystream block after them (it rides in the last
-/// stage).
+/// in, the stage encrypted, the keystream XORed into `blocks`; the `extra`
+/// counters ride in the last stage.
 #[inline(always)]
 pub(crate) fn ctr_stages<K: Kernel>(
     k: K,
     rk: &[u32; 32],
     c: u128,
     mut blocks: InOutBuf<'_, '_, Blk>,
-    mut tail: Option<&mut Blk>,
+    extra: &mut [(u128, Blk)],
 ) {
-    let total = blocks.len() + usize::from(tail.is_some());
+    let n = blocks.len();
+    let total = n + extra.len();
     let mut stage = Stage::new();
     let mut done = 0;
     while done < total {
         let m = core::cmp::min(STAGE, total - done);
-        k.ctr_fill(c.wrapping_add(done as u128), &mut stage.0[..m]);
+        let full = core::cmp::min(m, n.saturating_sub(done));
+        k.ctr_fill(c.wrapping_add(done as u128), &mut stage.0[..full]);
+        // Extras `done + full - n ..` in the stage's other places.
+        let first = (done + full).saturating_sub(n);
+        for (b, (ctr, _)) in stage.0[full..m].iter_mut().zip(&extra[first..]) {
+            *b = ctr.to_be_bytes().into();
+        }
         k.crypt_stage(rk, &mut stage, m);
-        let full = core::cmp::min(m, blocks.len());
         let (chunk, rest) = blocks.split_at(full);
         blocks = rest;
         k.xor_into(chunk, &stage.0[..full]);
-        if let Some(t) = tail.as_deref_mut().filter(|_| full < m) {
-            *t = stage.0[full];
+        for (b, (_, out)) in stage.0[full..m].iter().zip(&mut extra[first..]) {
+            *out = *b;
         }
         done += m;
     }
