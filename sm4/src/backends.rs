@@ -425,7 +425,6 @@ impl GcmBackend {
     /// Backend `b` (as stored in an `Sm4`, so available) with its best
     /// GHASH engine. Detection of the engine's features happens here, once
     /// per key.
-    #[allow(dead_code)] // for the GCM driver (issue 24)
     pub(crate) fn new(b: Backend) -> Self {
         if b.is_available() {
             GcmBackend {
@@ -583,6 +582,16 @@ pub(crate) trait Kernel: Copy {
     /// Up to four blocks (`n` of them) in place, at the single-block
     /// latency where the backend has such a path.
     fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize);
+
+    /// Up to four blocks given as values (each the 16 bytes read as a
+    /// native-endian number, as [`ChainIo::feed`] gives them), `n` of them
+    /// in use, encrypted at the single-block latency where the backend can.
+    #[inline(always)]
+    fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], n: usize) -> [Block<crate::Sm4>; 4] {
+        let mut b = v.map(|x| Block::<crate::Sm4>::from(x.to_ne_bytes()));
+        self.crypt_lanes(rk, &mut b, n);
+        b
+    }
 
     /// A serial chain of encryptions (CBC encryption, CBC-MAC, CFB
     /// encryption, CCM): at step `s`, `io.feed(s)` gives the block `B` and
@@ -862,6 +871,11 @@ macro_rules! simd_backend {
     (@free $m:ident) => { true };
     // The kernels with lane paths (`x86_modes::lane_paths!`).
     (@lanes $m:ident) => {
+        #[inline(always)]
+        fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], _n: usize) -> [Block<crate::Sm4>; 4] {
+            // SAFETY: the token exists only inside its backend's runner.
+            unsafe { $m::crypt_values(rk, v) }
+        }
         #[inline(always)]
         fn chain(
             self,

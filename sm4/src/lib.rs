@@ -23,7 +23,7 @@ pub use error::Error;
 pub use ghash::GhashHook;
 pub use modes::{
     Ccm, CcmNonceSize, CcmTagSize, Sm4CbcDec, Sm4CbcEnc, Sm4Ccm, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr,
-    Sm4Xts, XtsStandard,
+    Sm4Gcm, Sm4Xts, XtsStandard,
 };
 
 /// The SM4 block cipher (GB/T 32907): 128-bit key, 128-bit block.

@@ -19,6 +19,7 @@ mod cbc;
 mod ccm;
 mod cfb;
 mod ctr;
+mod gcm;
 mod xts;
 
 pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
@@ -26,6 +27,7 @@ pub use ccm::{Ccm, CcmNonceSize, CcmTagSize, Sm4Ccm};
 pub(crate) use cfb::cfb_stages;
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
+pub use gcm::Sm4Gcm;
 pub(crate) use ctr::ctr_stages;
 pub(crate) use xts::TweakOrder;
 pub use xts::{Sm4Xts, XtsStandard};

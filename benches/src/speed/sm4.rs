@@ -171,26 +171,17 @@ fn fused_rows(s: &mut crate::Speed, b: sm4::Backend, key: &[u8; 16], key2: &[u8;
                 .unwrap(),
         );
     });
+    let gcm = sm4::Sm4Gcm::from(c());
+    row("gcm-enc:Sm4Gcm", &|buf| {
+        black_box(
+            gcm.encrypt_inout_detached(&nonce.into(), &[], buf.into())
+                .unwrap(),
+        );
+    });
     // Decryption of a sealed message, out of place (so that every call
     // opens the same ciphertext and its tag checks).
-    s.row("sm4", "ccm-dec:Sm4Ccm", b.name(), |size| {
-        let mut ct = crate::buffer(size);
-        let tag = ccm
-            .encrypt_inout_detached(&nonce.into(), &[], ct.as_mut_slice().into())
-            .unwrap();
-        let mut out = vec![0u8; size];
-        let ccm = ccm.clone();
-        Some(move || {
-            ccm.decrypt_inout_detached(
-                &nonce.into(),
-                &[],
-                cipher::InOutBuf::new(black_box(&ct), &mut out).unwrap(),
-                &tag,
-            )
-            .unwrap();
-            black_box(&out);
-        })
-    });
+    open_row(s, "ccm-dec:Sm4Ccm", b.name(), ccm.clone());
+    open_row(s, "gcm-dec:Sm4Gcm", b.name(), gcm.clone());
     // Many sectors per call: 64 KiB of sectors of the column's size.
     let xts = Sm4Xts::with_backend(&xts_key, XtsStandard::Ieee1619, b)
         .expect("available")
@@ -211,6 +202,35 @@ fn fused_rows(s: &mut crate::Speed, b: sm4::Backend, key: &[u8; 16], key2: &[u8;
             })
         },
     );
+}
+
+/// A row that opens one sealed message of the column's size per call, out
+/// of place.
+fn open_row<A: AeadInOut<NonceSize = U12> + Clone + 'static>(
+    s: &mut crate::Speed,
+    mode: &str,
+    backend: &str,
+    aead: A,
+) {
+    let nonce = [0x11u8; 12];
+    s.row("sm4", mode, backend, |size| {
+        let mut ct = crate::buffer(size);
+        let tag = aead
+            .encrypt_inout_detached(&nonce.into(), &[], ct.as_mut_slice().into())
+            .unwrap();
+        let mut out = vec![0u8; size];
+        let aead = aead.clone();
+        Some(move || {
+            aead.decrypt_inout_detached(
+                &nonce.into(),
+                &[],
+                cipher::InOutBuf::new(black_box(&ct), &mut out).unwrap(),
+                &tag,
+            )
+            .unwrap();
+            black_box(&out);
+        })
+    });
 }
 
 /// Measure this family's rows.

@@ -47,7 +47,7 @@ macro_rules! ghash_narrow_body {
         /// The engine.
         #[inline]
         #[target_feature(enable = $features)]
-        fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
+        pub(crate) fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
             let mut y = load_state(state);
             let n = blocks.len();
             let mut acc = Acc {

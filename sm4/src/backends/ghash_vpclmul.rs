@@ -27,7 +27,7 @@ const BSWAP: [i8; 16] = [15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0];
 
 ghash_token!(
     VpclmulGhash,
-    "VPCLMULQDQ, AVX-512F and AVX-512BW (with the OS saving `zmm` state)"
+    "VPCLMULQDQ, PCLMULQDQ, AVX-512F and AVX-512BW (with the OS saving `zmm` state)"
 );
 
 /// The unreduced sum of a group's products, per lane.
@@ -97,13 +97,25 @@ fn lanes(k: usize) -> __mmask8 {
 #[target_feature(enable = "avx512f,avx512bw")]
 fn load_blocks(blocks: &[Blk], i: usize, k: usize, bswap: __m512i) -> __m512i {
     let b = &blocks[i..i + k];
-    // SAFETY: `b` is `16 k` readable bytes; masked-off lanes are not read.
-    let v = unsafe {
-        if k == L {
-            _mm512_loadu_si512(b.as_ptr().cast())
-        } else {
-            _mm512_maskz_loadu_epi64(lanes(k), b.as_ptr().cast())
+    let v = if k == L {
+        // SAFETY: `b` is 64 readable bytes.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    } else {
+        // Block by block, not one masked load: the blocks of a short
+        // message were often just stored (a GCM ciphertext), and a load
+        // over several stores cannot take its data from them; it waits
+        // for them to reach the cache.
+        let mut v = _mm512_setzero_si512();
+        for (j, blk) in b.iter().enumerate() {
+            // SAFETY: a 16-byte load from a 16-byte block.
+            let x = unsafe { _mm_loadu_si128(blk.as_ptr().cast()) };
+            v = match j {
+                0 => _mm512_inserti32x4::<0>(v, x),
+                1 => _mm512_inserti32x4::<1>(v, x),
+                _ => _mm512_inserti32x4::<2>(v, x),
+            };
         }
+        v
     };
     _mm512_shuffle_epi8(v, bswap)
 }
@@ -121,8 +133,13 @@ fn load_powers(key: &GhashKey, i: usize, k: usize) -> __m512i {
 /// The engine: groups of sixteen blocks with H^16..H^1, then one group of
 /// the rest (up to four registers, the last masked) with the last powers.
 #[inline]
-#[target_feature(enable = "vpclmulqdq,avx512f,avx512bw")]
+#[target_feature(enable = "vpclmulqdq,avx512f,avx512bw,pclmulqdq,avx2")]
 fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
+    if blocks.len() < L {
+        // A few blocks: the 128-bit engine's shorter chain (no lanes to
+        // fold).
+        return super::ghash_clmul::update(key, state, blocks);
+    }
     // SAFETY: a 16-byte load from a 16-byte array.
     let bswap = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(BSWAP.as_ptr().cast()) });
     // SAFETY: `state` is 16 readable bytes.

@@ -433,6 +433,25 @@ macro_rules! lane_paths {
             unsafe { store_lanes::<N>(out, z) };
         }
 
+        /// `Kernel::crypt_values`: four blocks given as values go to the
+        /// lanes in registers, not through stores that the lane path's
+        /// loads could not take their data from.
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) fn crypt_values(km: &[u32; 32], v: [u128; 4]) -> [cipher::Block<crate::Sm4>; 4] {
+            use super::x86_modes::transpose_xmm;
+            let z = v.map(|b| _mm_set_epi64x((b >> 64) as i64, b as i64));
+            let x = transpose_xmm(z).map(|w| map_xmm(w, PRE));
+            let [x0, x1, x2, x3] = rounds_xmm(km, x);
+            let z = transpose_xmm([x3, x2, x1, x0]).map(|w| map_xmm(w, PRE_INV));
+            let mut out = [cipher::Block::<crate::Sm4>::default(); 4];
+            for (o, v) in out.iter_mut().zip(z) {
+                // SAFETY: a 16-byte store into a 16-byte block.
+                unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), v) };
+            }
+            out
+        }
+
         /// `Kernel::chain`: the chained block in lane 0, the side blocks in
         /// lanes 1-3.
         /// The state stays in the word registers, in the `M1` basis, from

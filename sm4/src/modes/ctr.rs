@@ -141,9 +141,10 @@ pub(super) fn apply<K: Kernel>(
         if total <= 4 {
             // A few blocks: the lane path, at one block's latency, no stage.
             let base = state.iv.wrapping_add(state.next);
-            let mut v: [Blk; 4] =
-                core::array::from_fn(|j| base.wrapping_add(j as u128).to_be_bytes().into());
-            k.crypt_lanes(rk, &mut v, total);
+            let vals: [u128; 4] = core::array::from_fn(|j| {
+                u128::from_ne_bytes(base.wrapping_add(j as u128).to_be_bytes())
+            });
+            let v = k.crypt_values(rk, vals, total);
             state.advance(total);
             let full = blocks.len();
             super::xor_few(blocks, &v[..full]);
