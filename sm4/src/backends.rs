@@ -532,6 +532,34 @@ impl Stage {
     }
 }
 
+/// A stage made on first use and kept for a whole call (zeroing one costs
+/// about as much as filling it, so drivers that work stage by stage keep
+/// one), wiped when dropped.
+pub(crate) struct LazyStage(Option<Stage>);
+
+impl LazyStage {
+    /// No stage yet.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        LazyStage(None)
+    }
+
+    /// The stage, made now if it is not yet.
+    #[inline(always)]
+    pub(crate) fn get(&mut self) -> &mut Stage {
+        self.0.get_or_insert_with(Stage::new)
+    }
+}
+
+impl Drop for LazyStage {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(s) = self.0.as_mut() {
+            s.wipe();
+        }
+    }
+}
+
 /// What the fused mode drivers need from a backend. Each backend has a
 /// token type that implements it, and only that backend's
 /// `#[target_feature]` runner ([`with_kernel`]) makes one, so holding a
@@ -631,8 +659,9 @@ pub(crate) trait Kernel: Copy {
         c: u128,
         blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
         extra: &mut [(u128, Block<crate::Sm4>)],
+        stage: &mut LazyStage,
     ) {
-        crate::modes::ctr_stages(self, rk, c, blocks, extra);
+        crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
     }
 
     /// CBC decryption of whole blocks (`rk` the decryption schedule), the
@@ -643,8 +672,9 @@ pub(crate) trait Kernel: Copy {
         rk: &[u32; 32],
         iv: &mut Block<crate::Sm4>,
         blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        stage: &mut LazyStage,
     ) {
-        crate::modes::cbc_stages(self, rk, iv, blocks);
+        crate::modes::cbc_stages(self, rk, iv, blocks, stage.get());
     }
 
     /// CFB decryption of whole blocks, the chaining value `iv` updated;
@@ -656,8 +686,9 @@ pub(crate) trait Kernel: Copy {
         iv: &mut Block<crate::Sm4>,
         blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
         tail: Option<&mut Block<crate::Sm4>>,
+        stage: &mut LazyStage,
     ) {
-        crate::modes::cfb_stages(self, rk, iv, blocks, tail);
+        crate::modes::cfb_stages(self, rk, iv, blocks, tail, stage.get());
     }
 
     /// `out = in ^ ks`, block by block (`ks` at least as long).
@@ -899,11 +930,12 @@ macro_rules! simd_backend {
             c: u128,
             blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
             extra: &mut [(u128, Block<crate::Sm4>)],
+            stage: &mut LazyStage,
         ) {
             let n = blocks.len();
             if (c as u64).checked_add(n as u64).is_none() || extra.len() > 4 {
                 // The low half carries (once in 2^64 blocks; public).
-                return crate::modes::ctr_stages(self, rk, c, blocks, extra);
+                return crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
             }
             let (i, o) = blocks.into_raw();
             // SAFETY: the token exists only inside the `sm4ce` runner;
@@ -926,6 +958,7 @@ macro_rules! simd_backend {
             rk: &[u32; 32],
             iv: &mut Block<crate::Sm4>,
             blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            _stage: &mut LazyStage,
         ) {
             let n = blocks.len();
             let (i, o) = blocks.into_raw();
@@ -939,6 +972,7 @@ macro_rules! simd_backend {
             iv: &mut Block<crate::Sm4>,
             blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
             tail: Option<&mut Block<crate::Sm4>>,
+            _stage: &mut LazyStage,
         ) {
             let n = blocks.len();
             let (i, o) = blocks.into_raw();

@@ -12,7 +12,7 @@
 //! with the data. Messages of any length reach the wide kernels; only the
 //! chained directions (CBC and CFB encryption) run one block at a time.
 
-use crate::backends::{Kernel, STAGE, Stage};
+use crate::backends::{Kernel, LazyStage, STAGE, Stage};
 use cipher::{Block, InOut, InOutBuf};
 
 mod cbc;
@@ -27,8 +27,8 @@ pub use ccm::{Ccm, CcmNonceSize, CcmTagSize, Sm4Ccm};
 pub(crate) use cfb::cfb_stages;
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
-pub use gcm::Sm4Gcm;
 pub(crate) use ctr::ctr_stages;
+pub use gcm::Sm4Gcm;
 pub(crate) use xts::TweakOrder;
 pub use xts::{Sm4Xts, XtsStandard};
 
@@ -78,7 +78,13 @@ fn cbc_decrypt_block<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut b: InOut
 /// XORs run from the last block to the first, so that in place every
 /// ciphertext block is read before its position is overwritten.
 #[inline(always)]
-fn cbc_decrypt<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut blocks: InOutBuf<'_, '_, Blk>) {
+fn cbc_decrypt<K: Kernel>(
+    k: K,
+    rk: &[u32; 32],
+    iv: &mut Blk,
+    mut blocks: InOutBuf<'_, '_, Blk>,
+    stage: &mut LazyStage,
+) {
     let n = blocks.len();
     if n <= 1 {
         if let Some(b) = blocks.into_iter().next() {
@@ -100,7 +106,7 @@ fn cbc_decrypt<K: Kernel>(k: K, rk: &[u32; 32], iv: &mut Blk, mut blocks: InOutB
         *iv = last;
         return;
     }
-    k.cbc_decrypt(rk, iv, blocks);
+    k.cbc_decrypt(rk, iv, blocks, stage);
 }
 
 /// `Kernel::cbc_decrypt` through stages.
@@ -110,16 +116,16 @@ pub(crate) fn cbc_stages<K: Kernel>(
     rk: &[u32; 32],
     iv: &mut Blk,
     mut blocks: InOutBuf<'_, '_, Blk>,
+    stage: &mut Stage,
 ) {
     let n = blocks.len();
-    let mut stage = Stage::new();
     let mut done = 0;
     while done < n {
         let m = core::cmp::min(STAGE, n - done);
         let (mut chunk, rest) = blocks.split_at(m);
         blocks = rest;
         stage.0[..m].copy_from_slice(chunk.get_in());
-        k.crypt_stage(rk, &mut stage, m);
+        k.crypt_stage(rk, stage, m);
         let last = chunk.get_in()[m - 1];
         for j in (1..m).rev() {
             let prev = chunk.get_in()[j - 1];
@@ -129,5 +135,4 @@ pub(crate) fn cbc_stages<K: Kernel>(
         *iv = last;
         done += m;
     }
-    stage.wipe();
 }

@@ -2,7 +2,7 @@
 //! CBC ciphertext stealing (CS3).
 
 use super::{Blk, cbc_decrypt, cbc_decrypt_block, xor};
-use crate::backends::{ChainIo, Kernel, KernelClosure, with_kernel};
+use crate::backends::{ChainIo, Kernel, KernelClosure, LazyStage, with_kernel};
 use crate::{Error, Sm4};
 use cipher::{
     BlockCipherDecrypt, BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt,
@@ -90,6 +90,7 @@ macro_rules! run_mode_closure {
                     k,
                     rk: self.rk,
                     iv: self.iv,
+                    stage: LazyStage::new(),
                 });
             }
         }
@@ -113,6 +114,10 @@ macro_rules! mode_backend {
             k: K,
             rk: &'a [u32; 32],
             iv: &'a mut Blk,
+            /// Made on first use, kept for the whole call (the
+            /// decryption backends').
+            #[allow(dead_code)]
+            stage: LazyStage,
         }
         impl<K> BlockSizeUser for $backend<'_, K> {
             type BlockSize = U16;
@@ -208,12 +213,12 @@ impl<K: Kernel> BlockModeDecBackend for CbcDecBackend<'_, K> {
 
     #[inline(always)]
     fn decrypt_par_blocks(&mut self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        cbc_decrypt(self.k, self.rk, self.iv, blocks.into_buf());
+        cbc_decrypt(self.k, self.rk, self.iv, blocks.into_buf(), &mut self.stage);
     }
 
     #[inline(always)]
     fn decrypt_tail_blocks(&mut self, blocks: InOutBuf<'_, '_, Blk>) {
-        cbc_decrypt(self.k, self.rk, self.iv, blocks);
+        cbc_decrypt(self.k, self.rk, self.iv, blocks, &mut self.stage);
     }
 }
 

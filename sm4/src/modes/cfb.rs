@@ -4,7 +4,7 @@
 use super::cbc::{chained_mode, mode_backend, run_mode_closure};
 use super::{Blk, xor};
 use crate::Sm4;
-use crate::backends::{ChainIo, Kernel, KernelClosure, STAGE, Stage, with_kernel};
+use crate::backends::{ChainIo, Kernel, KernelClosure, LazyStage, STAGE, Stage, with_kernel};
 use cipher::inout::NotEqualError;
 use cipher::{
     BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt, BlockModeEncBackend,
@@ -142,6 +142,7 @@ fn cfb_decrypt<K: Kernel>(
     iv: &mut Blk,
     blocks: InOutBuf<'_, '_, Blk>,
     mut tail: InOutBuf<'_, '_, u8>,
+    stage: &mut LazyStage,
 ) {
     let total = blocks.len() + usize::from(!tail.is_empty());
     if total == 0 {
@@ -163,7 +164,7 @@ fn cfb_decrypt<K: Kernel>(
         return;
     }
     let mut ks = (!tail.is_empty()).then(Blk::default);
-    k.cfb_decrypt(rk, iv, blocks, ks.as_mut());
+    k.cfb_decrypt(rk, iv, blocks, ks.as_mut(), stage);
     if let Some(ks) = ks {
         tail.xor_in2out(&ks[..tail.len()]);
     }
@@ -179,9 +180,9 @@ pub(crate) fn cfb_stages<K: Kernel>(
     iv: &mut Blk,
     mut blocks: InOutBuf<'_, '_, Blk>,
     mut tail: Option<&mut Blk>,
+    stage: &mut Stage,
 ) {
     let total = blocks.len() + usize::from(tail.is_some());
-    let mut stage = Stage::new();
     let mut done = 0;
     while done < total {
         let m = core::cmp::min(STAGE, total - done);
@@ -190,7 +191,7 @@ pub(crate) fn cfb_stages<K: Kernel>(
         blocks = rest;
         stage.0[0] = *iv;
         stage.0[1..m].copy_from_slice(&chunk.get_in()[..m - 1]);
-        k.crypt_stage(rk, &mut stage, m);
+        k.crypt_stage(rk, stage, m);
         if full > 0 {
             *iv = chunk.get_in()[full - 1];
         }
@@ -200,7 +201,6 @@ pub(crate) fn cfb_stages<K: Kernel>(
         }
         done += m;
     }
-    stage.wipe();
 }
 
 impl<K: Kernel> BlockModeEncBackend for CfbEncBackend<'_, K> {
@@ -239,6 +239,7 @@ impl<K: Kernel> BlockModeDecBackend for CfbDecBackend<'_, K> {
             self.iv,
             blocks,
             InOutBuf::from(&mut [][..]),
+            &mut self.stage,
         );
     }
 }
@@ -271,7 +272,7 @@ impl KernelClosure for Message<'_, '_, '_> {
     fn call<K: Kernel>(self, k: K) {
         let (blocks, tail) = self.data.into_chunks();
         if self.decrypt {
-            cfb_decrypt(k, self.rk, self.iv, blocks, tail);
+            cfb_decrypt(k, self.rk, self.iv, blocks, tail, &mut LazyStage::new());
         } else {
             cfb_encrypt(k, self.rk, self.iv, blocks, tail);
         }

@@ -3,7 +3,7 @@
 
 use super::Blk;
 use crate::Sm4;
-use crate::backends::{Kernel, KernelClosure, STAGE, Stage, with_kernel};
+use crate::backends::{Kernel, KernelClosure, LazyStage, STAGE, Stage, with_kernel};
 use cipher::{
     InOutBuf, InnerIvInit, IvSizeUser, OverflowError, SeekNum, StreamCipher, StreamCipherError,
     StreamCipherSeek, common::InnerUser, consts::U16,
@@ -157,8 +157,12 @@ pub(super) fn apply<K: Kernel>(
         }
         let c = state.iv.wrapping_add(state.next);
         let mut ks = [(c.wrapping_add(blocks.len() as u128), Blk::default())];
-        let extra = if tail.is_empty() { &mut ks[..0] } else { &mut ks[..] };
-        k.ctr_xor(rk, c, blocks, extra);
+        let extra = if tail.is_empty() {
+            &mut ks[..0]
+        } else {
+            &mut ks[..]
+        };
+        k.ctr_xor(rk, c, blocks, extra, &mut LazyStage::new());
         state.advance(total);
         if !tail.is_empty() {
             // The tail's block: keep what it does not use.
@@ -180,10 +184,10 @@ pub(crate) fn ctr_stages<K: Kernel>(
     c: u128,
     mut blocks: InOutBuf<'_, '_, Blk>,
     extra: &mut [(u128, Blk)],
+    stage: &mut Stage,
 ) {
     let n = blocks.len();
     let total = n + extra.len();
-    let mut stage = Stage::new();
     let mut done = 0;
     while done < total {
         let m = core::cmp::min(STAGE, total - done);
@@ -194,7 +198,7 @@ pub(crate) fn ctr_stages<K: Kernel>(
         for (b, (ctr, _)) in stage.0[full..m].iter_mut().zip(&extra[first..]) {
             *b = ctr.to_be_bytes().into();
         }
-        k.crypt_stage(rk, &mut stage, m);
+        k.crypt_stage(rk, stage, m);
         let (chunk, rest) = blocks.split_at(full);
         blocks = rest;
         k.xor_into(chunk, &stage.0[..full]);
@@ -203,7 +207,6 @@ pub(crate) fn ctr_stages<K: Kernel>(
         }
         done += m;
     }
-    stage.wipe();
 }
 
 impl CtrState {

@@ -3,7 +3,7 @@
 
 use super::{Blk, ccm::tags_equal, xor};
 use crate::Sm4;
-use crate::backends::{GcmBackend, Kernel, STAGE, with_gcm};
+use crate::backends::{GcmBackend, Kernel, LazyStage, STAGE, with_gcm};
 use crate::ghash::{GcmClosure, Ghash, GhashKey};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
@@ -137,7 +137,10 @@ impl GcmClosure for Run<'_, '_, '_> {
         let tail_len = tail.len();
         let c1 = j0.wrapping_add(1);
         // E(J0) and the tail's keystream ride with the last stage.
-        let mut extra = [(j0, Blk::default()), (c1.wrapping_add(n as u128), Blk::default())];
+        let mut extra = [
+            (j0, Blk::default()),
+            (c1.wrapping_add(n as u128), Blk::default()),
+        ];
         let extras = 1 + usize::from(tail_len > 0);
         if n + extras <= 4 {
             // A short message: every block at one block's latency.
@@ -188,6 +191,7 @@ impl GcmClosure for Run<'_, '_, '_> {
             // Encrypting, the stage before's ciphertext is hashed after
             // this stage's kernel call, which does not wait for it.
             let mut pending: Option<InOutBuf<'_, '_, Blk>> = None;
+            let mut stage = LazyStage::new();
             loop {
                 let m = core::cmp::min(STAGE, n - done);
                 let (mut chunk, rest) = blocks.split_at(m);
@@ -198,7 +202,7 @@ impl GcmClosure for Run<'_, '_, '_> {
                     g.update(key, &mut y, chunk.get_in());
                 }
                 let ex: &mut [(u128, Blk)] = if last { &mut extra[..extras] } else { &mut [] };
-                k.ctr_xor(rk, c, chunk.reborrow(), ex);
+                k.ctr_xor(rk, c, chunk.reborrow(), ex, &mut stage);
                 if !decrypt {
                     if let Some(p) = pending.take() {
                         g.update(key, &mut y, p.into_out());
