@@ -570,6 +570,32 @@ pub(crate) trait Kernel: Copy {
     /// in the time of one, so that a chain's side lanes are free.
     const FREE_LANES: bool;
 
+    /// Whether [`xts_run`](Self::xts_run) has a path of its own (else the
+    /// XTS driver stages the blocks).
+    const XTS_RUNS: bool = false;
+
+    /// XTS over a run of whole blocks in place, the tweaks `t·x^j` (`t` in
+    /// `O`'s number form); returns the tweak after the run. Only called
+    /// where [`XTS_RUNS`](Self::XTS_RUNS) is set; this default takes one
+    /// block at a time.
+    #[inline(always)]
+    fn xts_run<O: TweakOrder>(
+        self,
+        rk: &[u32; 32],
+        t: u128,
+        blocks: &mut [Block<crate::Sm4>],
+    ) -> u128 {
+        let mut t = t;
+        for b in blocks.iter_mut() {
+            let w = O::store(t);
+            let mut x = crate::modes::xor(b, &w);
+            self.crypt_block(rk, &mut x);
+            *b = crate::modes::xor(&x, &w);
+            t = O::mul_x(t);
+        }
+        t
+    }
+
     /// Encrypt (`rk` = encryption schedule) or decrypt (reversed schedule)
     /// the first `n` blocks of `stage` in place, `1 <= n <= STAGE`, with the
     /// widest batches first; the blocks after `n` may be overwritten.
@@ -986,6 +1012,25 @@ macro_rules! simd_backend {
             }
         }
         simd_backend!(@chain sm4ce);
+        const XTS_RUNS: bool = true;
+        #[inline(always)]
+        fn xts_run<O: TweakOrder>(
+            self,
+            rk: &[u32; 32],
+            t: u128,
+            blocks: &mut [Block<crate::Sm4>],
+        ) -> u128 {
+            let (p, n) = (blocks.as_mut_ptr().cast::<u8>(), blocks.len());
+            // SAFETY: the token exists only inside the `sm4ce` runner;
+            // `blocks` is `n` blocks, in place.
+            unsafe {
+                if O::GB {
+                    sm4ce::xts_run::<true>(rk, t, p, n)
+                } else {
+                    sm4ce::xts_run::<false>(rk, t, p, n)
+                }
+            }
+        }
     };
     (@extra neon) => {
         simd_backend!(@chain neon);
