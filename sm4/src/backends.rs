@@ -717,6 +717,33 @@ pub(crate) trait Kernel: Copy {
         crate::modes::cfb_stages(self, rk, iv, blocks, tail, stage.get());
     }
 
+    /// A full stage encrypted with its keystream XORed straight into
+    /// `data` (`out = in ^ E(stage)`, 64 blocks), where the kernel can fold
+    /// the XOR into its stores; `false` (nothing done) where it cannot.
+    #[inline(always)]
+    fn crypt_stage_xor(
+        self,
+        _rk: &[u32; 32],
+        _stage: &Stage,
+        _data: InOutBuf<'_, '_, Block<crate::Sm4>>,
+    ) -> bool {
+        false
+    }
+
+    /// A full stage of XTS in place, `data = E(data ^ T) ^ T` with the
+    /// tweaks `T` in `tweaks` (64 blocks), where the kernel can fold both
+    /// XORs into its loads and stores; `false` (nothing done) where it
+    /// cannot.
+    #[inline(always)]
+    fn crypt_stage_xts(
+        self,
+        _rk: &[u32; 32],
+        _tweaks: &Stage,
+        _data: &mut [Block<crate::Sm4>],
+    ) -> bool {
+        false
+    }
+
     /// `out = in ^ ks`, block by block (`ks` at least as long).
     #[inline(always)]
     fn xor_into(self, mut data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
@@ -1030,6 +1057,45 @@ macro_rules! simd_backend {
                     sm4ce::xts_run::<false>(rk, t, p, n)
                 }
             }
+        }
+    };
+    // The `gfni` pair kernel folds a mode's XORs into its loads and stores.
+    (@extra gfni) => {
+        #[inline(always)]
+        fn crypt_stage_xor(
+            self,
+            rk: &[u32; 32],
+            stage: &Stage,
+            data: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        ) -> bool {
+            if data.len() != STAGE {
+                return false;
+            }
+            let (i, o) = data.into_raw();
+            let s = stage.0.as_ptr().cast::<u8>();
+            // SAFETY: the token exists only inside the `gfni` runner; the
+            // stage and `data` hold 64 blocks each, `data`'s in and out
+            // equal or disjoint, the stage apart from both.
+            unsafe { gfni::pairs_masked::<false, true>(rk, s, s, o.cast(), i.cast()) };
+            true
+        }
+        #[inline(always)]
+        fn crypt_stage_xts(
+            self,
+            rk: &[u32; 32],
+            tweaks: &Stage,
+            data: &mut [Block<crate::Sm4>],
+        ) -> bool {
+            if data.len() != STAGE {
+                return false;
+            }
+            let p = data.as_mut_ptr().cast::<u8>();
+            let t = tweaks.0.as_ptr().cast::<u8>();
+            // SAFETY: the token exists only inside the `gfni` runner; `data`
+            // and the tweaks hold 64 blocks each, `data` in place, the
+            // tweaks apart.
+            unsafe { gfni::pairs_masked::<true, true>(rk, p, t, p, t) };
+            true
         }
     };
     (@extra neon) => {

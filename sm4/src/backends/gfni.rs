@@ -440,6 +440,29 @@ macro_rules! pair_rounds4 {
 #[inline]
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
 unsafe fn pairs(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: by this function's contract (no masks).
+    unsafe { pairs_masked::<false, false>(km, inp, inp, out, inp) }
+}
+
+/// [`pairs`] with a mask XORed into the input as it is loaded (`MASK_IN`:
+/// `inp ^ pre`) and one into the output as it is stored (`MASK_OUT`:
+/// `E(..) ^ post`), so that a mode's whitening and its final XOR cost no
+/// pass of their own (CTR: counters in, `^ data` out; XTS: `data ^ T` in,
+/// `^ T` out).
+///
+/// # Safety
+/// `inp` (and `pre` with `MASK_IN`, `post` with `MASK_OUT`) readable and `out`
+/// writable for 64 blocks; `out` equal to or disjoint from each of them
+/// (each input vector is loaded before the output over it is stored).
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vl")]
+pub(crate) unsafe fn pairs_masked<const MASK_IN: bool, const MASK_OUT: bool>(
+    km: &[u32; 32],
+    inp: *const u8,
+    pre: *const u8,
+    out: *mut u8,
+    post: *const u8,
+) {
     #[allow(unused_mut)] // mutated only to wipe it, under `zeroize`
     let mut keys = pair_keys(km);
     let m1 = _mm512_set1_epi64(PRE);
@@ -448,8 +471,13 @@ unsafe fn pairs(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     for c in 0..2 {
         let mut rows = [_mm512_setzero_si512(); 8];
         for (i, row) in rows.iter_mut().enumerate() {
+            let off = 512 * c + 64 * i;
             // SAFETY: 64 readable blocks by the caller's contract.
-            let v = unsafe { _mm512_loadu_si512(inp.add(512 * c + 64 * i).cast()) };
+            let mut v = unsafe { _mm512_loadu_si512(inp.add(off).cast()) };
+            if MASK_IN {
+                // SAFETY: as above, for `pre`.
+                v = _mm512_xor_si512(v, unsafe { _mm512_loadu_si512(pre.add(off).cast()) });
+            }
             *row = _mm512_shuffle_epi8(v, pair_bytes);
         }
         for (k, t) in transpose_pairs(rows).into_iter().enumerate() {
@@ -515,9 +543,15 @@ unsafe fn pairs(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     for (c, words) in state.into_iter().enumerate() {
         let words = words.map(|v| _mm512_gf2p8affine_epi64_epi8::<0>(v, m1_inv));
         for (i, row) in transpose_pairs(words).into_iter().enumerate() {
-            let v = _mm512_shuffle_epi8(row, pair_bytes);
+            let off = 512 * c + 64 * i;
+            let mut v = _mm512_shuffle_epi8(row, pair_bytes);
+            if MASK_OUT {
+                // SAFETY: 64 readable blocks of `post` by the caller's
+                // contract, read before `out` over them is written.
+                v = _mm512_xor_si512(v, unsafe { _mm512_loadu_si512(post.add(off).cast()) });
+            }
             // SAFETY: 64 writable blocks by the caller's contract.
-            unsafe { _mm512_storeu_si512(out.add(512 * c + 64 * i).cast(), v) };
+            unsafe { _mm512_storeu_si512(out.add(off).cast(), v) };
         }
     }
     // The pair schedule is a 256-byte copy of the key on the stack.

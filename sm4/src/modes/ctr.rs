@@ -193,6 +193,12 @@ pub(crate) fn ctr_stages<K: Kernel>(
         let m = core::cmp::min(STAGE, total - done);
         let full = core::cmp::min(m, n.saturating_sub(done));
         k.ctr_fill(c.wrapping_add(done as u128), &mut stage.0[..full]);
+        // A full stage of data: the XOR in the kernel's stores where it can.
+        if full == STAGE && k.crypt_stage_xor(rk, stage, blocks.reborrow().split_at(full).0) {
+            blocks = blocks.split_at(full).1;
+            done += m;
+            continue;
+        }
         // Extras `done + full - n ..` in the stage's other places.
         let first = (done + full).saturating_sub(n);
         for (b, (ctr, _)) in stage.0[full..m].iter_mut().zip(&extra[first..]) {

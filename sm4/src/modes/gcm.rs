@@ -200,13 +200,14 @@ impl GcmClosure for Run<'_, '_, '_> {
                 if decrypt {
                     // The ciphertext, before it is overwritten.
                     g.update(key, &mut y, chunk.get_in());
+                } else if let Some(p) = pending.take() {
+                    // The stage before's ciphertext, independent of this
+                    // stage's kernel call that follows.
+                    g.update(key, &mut y, p.into_out());
                 }
                 let ex: &mut [(u128, Blk)] = if last { &mut extra[..extras] } else { &mut [] };
                 k.ctr_xor(rk, c, chunk.reborrow(), ex, &mut stage);
                 if !decrypt {
-                    if let Some(p) = pending.take() {
-                        g.update(key, &mut y, p.into_out());
-                    }
                     pending = Some(chunk);
                 }
                 c = c.wrapping_add(m as u128);
