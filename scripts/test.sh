@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite of the workspace, runnable on a fresh Linux machine
-# with rustup. It installs what it needs (rustfmt, clippy, the aarch64 target,
-# the aarch64 cross linker and qemu-user) when missing, then runs:
+# with rustup. It installs what it needs when missing (rustfmt, clippy, the
+# cross targets, Debian's cross linkers and qemu-user, nightly and
+# cargo-fuzz), then runs:
 #   1. rustfmt, actionlint on the workflows, clippy (-D warnings), rustdoc;
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
@@ -9,16 +10,41 @@
 #      can run, soft always;
 #   4. the aarch64 tests under qemu-user, with `-cpu max` (SM3/SM4
 #      instructions) and `-cpu cortex-a72` (plain NEON), then the aarch64
-#      backends forced by cfg.
-# Options: --quick skips 3 and 4 (for a fast local loop).
+#      backends forced by cfg;
+#   5. the targets without a SIMD backend (soft only): the tests on s390x
+#      (big-endian), i686 (32-bit) and riscv64gc under qemu-user, the
+#      library crates built for thumbv7em-none-eabihf (no_std, no 64-bit
+#      atomics) and wasm32-unknown-unknown, clippy for all five;
+#   6. every fuzz target for FUZZ_SECONDS (30) seconds (nightly, cargo-fuzz).
+# Options: --quick skips 3 to 6 (for a fast local loop); --miri runs only
+# the Miri tests (nightly; about 10 minutes, in its own CI job).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
+miri_only=0
+[ "${1:-}" = "--miri" ] && miri_only=1
+
+# Targets without a SIMD backend (our x86 kernels are x86_64-only), tested
+# under qemu-user; the linkers and runners are in .cargo/config.toml.
+QEMU_TARGETS=(s390x-unknown-linux-gnu i686-unknown-linux-gnu riscv64gc-unknown-linux-gnu)
+# Targets the library crates are only built for: embedded no_std and wasm.
+BUILD_TARGETS=(thumbv7em-none-eabihf wasm32-unknown-unknown)
+# The published library crates (testkit and benches need std).
+LIB_CRATES=(sm4 sm3 chacha nhpoly1305 adiantum sm4-mac)
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 step() { printf '\n==> %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_updated=0
+apt_install() {
+    if [ $apt_updated = 0 ]; then
+        as_root apt-get update -qq
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
 
 install_tools() {
     local have
@@ -27,17 +53,67 @@ install_tools() {
         grep -q "^$c" <<<"$have" || rustup component add "$c"
     done
     [ $quick = 1 ] && return
-    rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$' ||
-        rustup target add aarch64-unknown-linux-gnu
-    if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
-        step "installing the aarch64 cross linker and qemu-user"
-        as_root apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq \
-            gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user >/dev/null
-    fi
+    install_cross
 }
 
 cpu_has() { grep -qw "$1" /proc/cpuinfo; }
+
+# Debian's names for a Linux target: the cross gcc prefix, the libc
+# package's architecture and the qemu-user binary.
+gnu_prefix() {
+    case $1 in
+    aarch64-*) echo aarch64-linux-gnu ;;
+    s390x-*) echo s390x-linux-gnu ;;
+    i686-*) echo i686-linux-gnu ;;
+    riscv64gc-*) echo riscv64-linux-gnu ;;
+    esac
+}
+deb_arch() {
+    case $1 in
+    aarch64-*) echo arm64 ;;
+    s390x-*) echo s390x ;;
+    i686-*) echo i386 ;;
+    riscv64gc-*) echo riscv64 ;;
+    esac
+}
+qemu_of() {
+    case $1 in
+    i686-*) echo qemu-i386 ;;
+    *) echo "qemu-$(gnu_prefix "$1" | cut -d- -f1)" ;;
+    esac
+}
+has_cross_tools() { command -v "$(gnu_prefix "$1")-gcc" >/dev/null && command -v "$(qemu_of "$1")" >/dev/null; }
+cross_packages() { echo "gcc-$(gnu_prefix "$1") libc6-dev-$(deb_arch "$1")-cross"; }
+
+# The rustup targets, Debian cross linkers and qemu-user for steps 4 and 5.
+# riscv64's cross tools are optional: without them its tests are skipped.
+install_cross() {
+    local t missing=() pkgs=""
+    local installed
+    installed=$(rustup target list --installed)
+    for t in aarch64-unknown-linux-gnu "${QEMU_TARGETS[@]}" "${BUILD_TARGETS[@]}"; do
+        grep -qx "$t" <<<"$installed" || missing+=("$t")
+    done
+    [ ${#missing[@]} = 0 ] || rustup target add "${missing[@]}"
+    for t in aarch64-unknown-linux-gnu s390x-unknown-linux-gnu i686-unknown-linux-gnu; do
+        has_cross_tools "$t" || pkgs="$pkgs $(cross_packages "$t") qemu-user"
+    done
+    # One apt-get run for all of them, each package once.
+    # shellcheck disable=SC2086 # split the list into words
+    pkgs=$(printf '%s\n' $pkgs | sort -u | xargs)
+    if [ -n "$pkgs" ]; then
+        step "installing cross linkers and qemu-user: $pkgs"
+        # shellcheck disable=SC2086 # a list of package names
+        apt_install $pkgs
+    fi
+    t=riscv64gc-unknown-linux-gnu
+    if ! has_cross_tools $t; then
+        step "installing the riscv64 cross linker (optional)"
+        # shellcheck disable=SC2046 # two package names
+        apt_install $(cross_packages $t) qemu-user ||
+            echo "riscv64 cross tools did not install: its tests will be skipped"
+    fi
+}
 
 # Each forced-backend run builds the workspace again in a target directory
 # of its own (about 400 MB), so the main build stays cached. Under CI the
@@ -54,6 +130,104 @@ forced() {
         cargo test --workspace --exclude benches -- --nocapture
     drop_under_ci "target/forced-$name"
 }
+
+# Tests of every crate but the benches on a target without SIMD backends
+# (each crate prints the backends it ran: soft), under qemu-user.
+qemu_tests() {
+    local t=$1 what=$2
+    if ! has_cross_tools "$t"; then
+        step "$t ($what): skipped, no $(gnu_prefix "$t")-gcc or $(qemu_of "$t")"
+        return
+    fi
+    step "$t ($what) tests under $(qemu_of "$t")"
+    cargo test --target "$t" --workspace --exclude benches -- --nocapture
+    drop_under_ci "target/$t"
+}
+
+# The library crates one by one (no feature unification between them),
+# default and no default features, for a target they are only built for.
+build_only() {
+    local t=$1 what=$2 c features
+    step "$t ($what): cargo build of ${LIB_CRATES[*]}, default and no default features"
+    for features in "" --no-default-features; do
+        for c in "${LIB_CRATES[@]}"; do
+            cargo build --quiet --target "$t" --manifest-path "$c/Cargo.toml" ${features:+"$features"}
+        done
+    done
+    echo "$t: ${#LIB_CRATES[@]} crates built twice"
+    drop_under_ci "target/$t"
+}
+
+# clippy -D warnings where the soft backend is all there is: the library
+# crates for the build-only targets, every target (tests too) for the
+# others. Dead code of the SIMD-only helpers shows up here.
+cross_clippy() {
+    local t features
+    step "clippy -D warnings on ${BUILD_TARGETS[*]} (libraries) and ${QEMU_TARGETS[*]} (all targets)"
+    for t in "${BUILD_TARGETS[@]}"; do
+        for features in "" --no-default-features; do
+            cargo clippy --quiet --target "$t" --workspace --exclude benches --exclude testkit \
+                ${features:+"$features"} -- -D warnings
+        done
+    done
+    for t in "${QEMU_TARGETS[@]}"; do
+        cargo clippy --quiet --target "$t" --workspace --exclude benches --all-targets -- -D warnings
+    done
+    echo "clippy: clean on ${#BUILD_TARGETS[@]} + ${#QEMU_TARGETS[@]} targets"
+}
+
+# The nightly toolchain (cargo-fuzz, Miri), installed when missing.
+have_nightly() {
+    rustup run nightly rustc --version >/dev/null 2>&1 ||
+        rustup toolchain install nightly --profile minimal >/dev/null 2>&1
+}
+
+# Every target listed in fuzz/Cargo.toml (`cargo fuzz list`), built once,
+# then run for FUZZ_SECONDS each; a crash fails the suite with its input
+# saved under fuzz/artifacts/.
+fuzz_smoke() {
+    step "fuzz targets: build (cargo-fuzz, nightly)"
+    if ! have_nightly; then
+        echo "skipping fuzzing: the nightly toolchain could not be installed"
+        return
+    fi
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+    local targets t log
+    targets=$(cargo +nightly fuzz list)
+    cargo +nightly fuzz build
+    for t in $targets; do
+        step "fuzz $t (${FUZZ_SECONDS} s)"
+        log=fuzz/target/$t.log
+        if cargo +nightly fuzz run "$t" -- -max_total_time="$FUZZ_SECONDS" -max_len=4096 >"$log" 2>&1; then
+            grep -E '^Done [0-9]+ runs' "$log" || tail -n 2 "$log"
+        else
+            tail -n 60 "$log"
+            echo "fuzz $t failed (full log: $log)"
+            return 1
+        fi
+    done
+    drop_under_ci fuzz/target
+}
+
+# The library and integration tests (and doctests) of every crate but the
+# benches under Miri, on the portable code, sized by `cfg(miri)`. Isolation
+# is off so that the tests can read their vector files.
+miri_tests() {
+    step "Miri (nightly): library, integration and doc tests"
+    if ! have_nightly; then
+        echo "Miri: the nightly toolchain could not be installed"
+        return 1
+    fi
+    rustup +nightly component list --installed | grep -q '^miri' ||
+        rustup +nightly component add miri rust-src
+    MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-disable-isolation" \
+        cargo +nightly miri test --workspace --exclude benches
+}
+
+if [ $miri_only = 1 ]; then
+    miri_tests
+    exit 0
+fi
 
 install_tools
 
@@ -139,5 +313,14 @@ if [ "$(uname -m)" = x86_64 ]; then
     aarch64_forced crypto-ext max '--cfg sm4_backend="sm4ce" --cfg sm3_backend="sm3ce" --cfg chacha_backend="neon" --cfg nhpoly1305_backend="neon"'
     aarch64_forced neon cortex-a72 '--cfg sm4_backend="neon" --cfg sm3_backend="neon" --cfg chacha_backend="soft" --cfg nhpoly1305_backend="soft"'
 fi
+
+cross_clippy
+qemu_tests s390x-unknown-linux-gnu "big-endian, 64-bit"
+qemu_tests i686-unknown-linux-gnu "32-bit"
+qemu_tests riscv64gc-unknown-linux-gnu "RISC-V, 64-bit"
+build_only thumbv7em-none-eabihf "no_std, no 64-bit atomics"
+build_only wasm32-unknown-unknown "wasm"
+
+fuzz_smoke
 
 step "all tests passed"

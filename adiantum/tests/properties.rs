@@ -9,10 +9,19 @@ use testkit::Rng;
 type RcAdiantum12 = Adiantum<rc_chacha20::XChaCha12, Aes256>;
 type HPolyC12 = HPolyC<chacha::XChaCha12, Aes256>;
 
+/// Miri interprets every primitive at a few hundred bytes a second (a key
+/// setup takes seconds): there the tests run a few lengths each.
+const MIRI: bool = cfg!(miri);
+
 /// Every length from 16 to `max` (fast enough under qemu too: about a
-/// second for 4200).
-fn lengths(max: usize) -> impl Iterator<Item = usize> {
-    16..=max
+/// second for 4200); under Miri the shortest, a partial and a full
+/// Poly1305 block after it, and one past the first 1024-byte NH unit.
+fn lengths(max: usize) -> Box<dyn Iterator<Item = usize>> {
+    if MIRI {
+        Box::new([16, 17, 48, 1041].into_iter().filter(move |&n| n <= max))
+    } else {
+        Box::new(16..=max)
+    }
 }
 
 #[test]
@@ -45,7 +54,7 @@ fn round_trip_xchacha20_and_hpolyc() {
     let key = rng.array::<32>();
     let a20 = AdiantumXChaCha20Aes::new(&key);
     let hp = HPolyC12::new(&key);
-    for len in lengths(4200).filter(|n| n % 5 == 0 || *n < 80) {
+    for len in lengths(4200).filter(|n| n % 5 == 0 || *n < 80 || MIRI) {
         let tlen = rng.range(0, 70);
         let tweak = rng.bytes(tlen);
         let pt = rng.bytes(len);
@@ -94,16 +103,21 @@ fn wide_block_property() {
     let key = rng.array::<32>();
     let a = AdiantumXChaCha12Aes::new(&key);
     let hp = HPolyC12::new(&key);
-    for len in [
-        16, 17, 31, 32, 33, 48, 100, 512, 1000, 1024, 1040, 4096, 4111,
-    ] {
+    let lens: &[usize] = if MIRI {
+        &[16, 33, 100]
+    } else {
+        &[
+            16, 17, 31, 32, 33, 48, 100, 512, 1000, 1024, 1040, 4096, 4111,
+        ]
+    };
+    for &len in lens {
         let tweak = rng.bytes(32);
         let pt = rng.bytes(len);
         let mut ct = pt.clone();
         a.encrypt_in_place(&tweak, &mut ct).unwrap();
         let mut ct_h = pt.clone();
         hp.encrypt_in_place(&tweak, &mut ct_h).unwrap();
-        for _ in 0..6 {
+        for _ in 0..if MIRI { 1 } else { 6 } {
             // One flipped ciphertext bit: a different plaintext everywhere.
             let bit = rng.below(len * 8);
             for (c, cipher) in [(&ct, 0), (&ct_h, 1)] {
@@ -139,7 +153,8 @@ fn tweak_lengths_are_distinct() {
     let a = AdiantumXChaCha12Aes::new(&key);
     let hp = HPolyC12::new(&key);
     let pt = [1u8; 64];
-    for t in 0..40 {
+    // Under Miri, around the first Poly1305 block boundary of the tweak.
+    for t in (0..40).filter(|t| !MIRI || [0, 15, 16].contains(t)) {
         let (t1, t2) = (vec![0u8; t], vec![0u8; t + 1]);
         let (mut x, mut y) = (pt, pt);
         a.encrypt_in_place(&t1, &mut x).unwrap();
@@ -238,7 +253,7 @@ fn matches_reference_at_every_length() {
     let mut rng = Rng::new(0xad1a_0004);
     let key = rng.array::<32>();
     let ours = AdiantumXChaCha12Aes::new(&key);
-    for len in 16..=2200 {
+    for len in lengths(2200) {
         let tlen = rng.range(0, 40);
         let tweak = rng.bytes(tlen);
         let pt = rng.bytes(len);

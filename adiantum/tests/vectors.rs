@@ -38,7 +38,8 @@ macro_rules! run {
 #[test]
 fn adiantum_vectors() {
     let cases = testkit::load_cases(env!("CARGO_MANIFEST_DIR"), "tests/data/adiantum.json");
-    assert_eq!(cases.len(), 120);
+    // Miri decodes a sample of the file (see `testkit::load_cases`).
+    assert!(cases.len() == 120 || cfg!(miri));
     let mut linux = 0;
     for case in &cases {
         match case.u64("rounds") {
@@ -58,7 +59,7 @@ fn adiantum_vectors() {
         }
         linux += usize::from(case.str("source") == "linux-testmgr");
     }
-    assert_eq!(linux, 12);
+    assert!(linux == 12 || cfg!(miri));
     println!(
         "adiantum: {} vectors passed with chacha backend {} + nhpoly1305 backend {}",
         cases.len(),
@@ -87,7 +88,7 @@ fn aliases_match_vectors() {
 #[test]
 fn hpolyc_vectors() {
     let cases = testkit::load_cases(env!("CARGO_MANIFEST_DIR"), "tests/data/hpolyc.json");
-    assert_eq!(cases.len(), 108);
+    assert!(cases.len() == 108 || cfg!(miri));
     for case in &cases {
         match case.u64("rounds") {
             8 => {

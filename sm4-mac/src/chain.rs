@@ -192,7 +192,13 @@ mod tests {
     #[test]
     fn every_split() {
         let msg: [u8; 50] = core::array::from_fn(|i| (i * 37 + 11) as u8);
-        for len in [0, 1, 15, 16, 17, 31, 32, 33, 48, 50] {
+        // Under Miri, the lengths around the first block boundary.
+        let lens: &[usize] = if cfg!(miri) {
+            &[0, 1, 15, 16, 17]
+        } else {
+            &[0, 1, 15, 16, 17, 31, 32, 33, 48, 50]
+        };
+        for &len in lens {
             let msg = &msg[..len];
             let want = reference(msg);
             for i in 0..=len {

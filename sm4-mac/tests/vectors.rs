@@ -26,7 +26,9 @@ fn check<M: Mac + KeyInit + FixedOutputReset + Clone>(case: &testkit::Case) {
         "{id}: after reset"
     );
 
-    for chunk in 1..=msg.len().min(40) {
+    // Under Miri (a few blocks a second) a few split sizes.
+    let miri_chunks = [1, 7, 16, 17];
+    for chunk in (1..=msg.len().min(40)).filter(|c| !cfg!(miri) || miri_chunks.contains(c)) {
         let mut mac = mac0.clone();
         for part in msg.chunks(chunk) {
             Mac::update(&mut mac, part);
@@ -64,7 +66,8 @@ fn aes128_vectors() {
         "cbcmac-linux" => check::<CbcMac<Aes128>>(case),
         other => panic!("{}: unknown mac {other}", case.id()),
     });
-    assert_eq!(n, 4 + 7);
+    // Miri decodes a sample of each file (see `testkit::load_cases`).
+    assert!(n == 4 + 7 || cfg!(miri));
 }
 
 /// The generic code over RustCrypto's SM4.
@@ -77,7 +80,7 @@ fn sm4_vectors_over_rustcrypto_sm4() {
         "cbcmac-linux" => check::<CbcMac<Sm4>>(case),
         other => panic!("{}: unknown mac {other}", case.id()),
     });
-    assert_eq!(n, 12);
+    assert!(n == 12 || cfg!(miri));
 }
 
 /// Our SM4, every backend this CPU has (construction via the hidden hooks,
@@ -91,7 +94,7 @@ fn sm4_vectors_every_backend() {
         "cbcmac-linux" => check::<Sm4CbcMac>(case),
         other => panic!("{}: unknown mac {other}", case.id()),
     });
-    assert_eq!(n, 12);
+    assert!(n == 12 || cfg!(miri));
 
     for b in sm4::Backend::available() {
         for case in testkit::load_cases(env!("CARGO_MANIFEST_DIR"), "tests/data/sm4-mac.json") {

@@ -887,7 +887,8 @@ impl BlockCipherDecBackend for SoftBackend<'_> {
 /// others (the kernel alone does not care: 0.720-0.723 c/B at every
 /// offset of its buffer). From a 64-byte-aligned frame it reads 1.01-1.02
 /// at every offset, and CBC decryption 0.81-0.84 instead of 0.84-0.90.
-/// (Measured on x86_64 only; elsewhere a no-op.)
+/// (Measured on x86_64 only; a no-op on aarch64, the other SIMD target.)
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
 fn align_frame_to_cache_line() {
     #[cfg(target_arch = "x86_64")]
@@ -903,6 +904,8 @@ fn align_frame_to_cache_line() {
 
 /// Make a `cipher` backend struct for kernel module `$m` and the two
 /// `#[target_feature]` runner functions that call the mode's closure with it.
+/// (Only the SIMD targets have kernel modules.)
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! simd_backend {
     // Single blocks through the batch entry point.
     (@one $m:ident, $rk:expr, $block:expr) => {
@@ -1288,6 +1291,7 @@ simd_backend!(
 /// an SM4 backend's and a GHASH engine's features, that calls a
 /// [`GcmClosure`] with both tokens (so the driver's hashing is inlined
 /// beside the SM4 rounds).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! gcm_runner {
     // Beside the portable engine (no feature of its own).
     ($run:ident, $kernel:expr, soft, $feat:literal) => {

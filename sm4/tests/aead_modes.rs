@@ -255,6 +255,9 @@ fn length_limits() {
                 .is_err()
         );
     }
+    if cfg!(miri) {
+        return;
+    }
     // 13-byte nonce: 2 length bytes.
     let a = Ccm::<U8, U13>::inner_init(Sm4::with_backend(&[1; 16], Backend::Soft).unwrap());
     let mut buf = vec![0u8; 1 << 16];

@@ -106,7 +106,10 @@ fn mode_vectors() {
         *counts.entry(mode.to_string()).or_insert(0) += 1;
     }
     println!("sm4: mode vectors: {counts:?}");
-    assert!(counts["xts"] >= 6 && counts["ctr"] >= 5 && counts["cbc"] >= 6);
+    // Miri decodes a sample of the file (see `testkit::load_cases`).
+    if !cfg!(miri) {
+        assert!(counts["xts"] >= 6 && counts["ctr"] >= 5 && counts["cbc"] >= 6);
+    }
 }
 
 fn aead_case<
@@ -183,7 +186,9 @@ fn aead_vectors() {
         }
         n += 1;
     }
-    assert_eq!(n, 14);
+    if !cfg!(miri) {
+        assert_eq!(n, 14);
+    }
 }
 
 #[test]

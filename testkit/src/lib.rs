@@ -3,7 +3,8 @@
 //! - [`Rng`]: a small seeded generator, so every randomized test is
 //!   reproducible from its seed.
 //! - [`Case`] and [`load_cases`]: the JSON vector files (a list of flat
-//!   objects with hex byte strings) copied into each crate's `tests/data/`.
+//!   objects with hex byte strings) copied into each crate's `tests/data/`;
+//!   under Miri a small sample of them.
 //! - [`hex`]: hex decoding for literal inputs.
 
 use std::collections::BTreeMap;
@@ -75,16 +76,27 @@ impl Rng {
 }
 
 /// Decode a hex string (whitespace ignored). Panics on bad input: tests only.
+/// A plain byte loop: under Miri the vector files' hex is a large part of
+/// a test's work.
 pub fn hex(s: &str) -> Vec<u8> {
-    let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    assert!(digits.len().is_multiple_of(2), "odd hex length");
-    digits
-        .chunks(2)
-        .map(|p| {
-            let s = std::str::from_utf8(p).expect("ascii");
-            u8::from_str_radix(s, 16).expect("hex digit")
-        })
-        .collect()
+    fn nibble(c: u8) -> u8 {
+        match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => panic!("bad hex digit {:?}", c as char),
+        }
+    }
+    let mut out = Vec::with_capacity(s.len() / 2);
+    let mut high = None;
+    for c in s.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        match high.take() {
+            None => high = Some(nibble(c)),
+            Some(h) => out.push(h << 4 | nibble(c)),
+        }
+    }
+    assert!(high.is_none(), "odd hex length");
+    out
 }
 
 /// One test vector: a flat JSON object.
@@ -146,13 +158,81 @@ impl Case {
 
 /// Load a vector file: `path` relative to the calling crate's manifest
 /// directory, e.g. `load_cases(env!("CARGO_MANIFEST_DIR"), "tests/data/sm4.json")`.
+///
+/// Under Miri (which interprets every byte of the JSON and of the hex, at
+/// well under a kilobyte a second) only a sample is decoded: at most
+/// [`MIRI_CASES`] of the short cases (a JSON object at most twice as long
+/// as the file's shortest), evenly spread over the file (the files are
+/// grouped by source and variant). Tests that count cases check the counts
+/// natively only. Miri needs `-Zmiri-disable-isolation` to read the file.
 pub fn load_cases(manifest_dir: &str, path: &str) -> Vec<Case> {
     let full = Path::new(manifest_dir).join(path);
     let text = std::fs::read_to_string(&full)
         .unwrap_or_else(|e| panic!("reading {}: {e}", full.display()));
-    let list: Vec<BTreeMap<String, serde_json::Value>> =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", full.display()));
+    let parse = |json: &str| -> Vec<BTreeMap<String, serde_json::Value>> {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("parsing {}: {e}", full.display()))
+    };
+    let objects = top_level_objects(&text);
+    if cfg!(miri) {
+        let shortest = objects.iter().map(|r| r.len()).min().unwrap_or(0);
+        let short: Vec<_> = objects
+            .into_iter()
+            .filter(|r| r.len() <= 2 * shortest)
+            .collect();
+        let step = short.len().div_ceil(MIRI_CASES).max(1);
+        let json = short
+            .iter()
+            .step_by(step)
+            .map(|r| &text[r.clone()])
+            .collect::<Vec<_>>()
+            .join(",");
+        return parse(&format!("[{json}]")).into_iter().map(Case).collect();
+    }
+    let list = parse(&text);
+    // The Miri sample relies on the object scan: check it on every file.
+    assert_eq!(objects.len(), list.len(), "{}: object scan", full.display());
     list.into_iter().map(Case).collect()
+}
+
+/// Under Miri, the most cases [`load_cases`] decodes from one file.
+pub const MIRI_CASES: usize = 6;
+
+/// The byte ranges of the objects inside a JSON array, without decoding
+/// them: string contents (nearly all of a vector file) are skipped with
+/// `str::find`, which core searches a word at a time.
+fn top_level_objects(text: &str) -> Vec<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut start, mut i) = (0usize, 0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // To the closing quote: the first one not escaped.
+                loop {
+                    i += 1 + text[i + 1..].find('"').expect("unterminated JSON string");
+                    let slashes = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+                    if slashes % 2 == 0 {
+                        break;
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                if depth == 1 {
+                    start = i;
+                }
+                depth += 1;
+            }
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 1 && b[i] == b'}' {
+                    out.push(start..i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Copy `data` into a fresh allocation at byte offset `offset` and return
@@ -162,4 +242,26 @@ pub fn misaligned(data: &[u8], offset: usize) -> (Vec<u8>, std::ops::Range<usize
     let mut v = vec![0u8; data.len() + offset];
     v[offset..].copy_from_slice(data);
     (v, offset..offset + data.len())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_decodes_and_skips_whitespace() {
+        assert_eq!(super::hex("00 ff\n7A"), [0x00, 0xff, 0x7a]);
+        assert!(super::hex("").is_empty());
+    }
+
+    #[test]
+    fn object_scan_skips_strings_and_nesting() {
+        let text = r#"[ {"a": "x}\"{", "b": [{"c": 1}]}, {"d": "\\"}, {} ]"#;
+        let found: Vec<&str> = super::top_level_objects(text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(
+            found,
+            [r#"{"a": "x}\"{", "b": [{"c": 1}]}"#, r#"{"d": "\\"}"#, "{}"]
+        );
+    }
 }

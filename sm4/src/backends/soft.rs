@@ -482,7 +482,9 @@ pub(crate) mod tests {
             })
             .into()
         });
-        for n in 2..=40 {
+        // Under Miri: one partial group, then two and three groups.
+        let counts: &[usize] = if cfg!(miri) { &[2, 17, 33] } else { &[] };
+        for n in (2..=40).filter(|n| !cfg!(miri) || counts.contains(n)) {
             let mut out = blocks;
             super::crypt_blocks(&rk, InOutBuf::from(&mut out[..n]));
             for (i, o) in out[..n].iter().enumerate() {
