@@ -1186,7 +1186,7 @@ macro_rules! simd_backend {
             f.call(&$ty(rk));
         }
 
-        /// The module's [`Kernel`] token; only [`$run`] makes one.
+        /// The module's [`Kernel`] token; only its runner makes one.
         #[derive(Clone, Copy)]
         pub(crate) struct $token(());
 

@@ -88,7 +88,7 @@ impl zeroize::ZeroizeOnDrop for GhashKey {}
 
 /// A GHASH engine. Each engine has a zero-sized token type that implements
 /// this; only the `#[target_feature]` runners of
-/// [`with_gcm`](crate::backends::with_gcm) make the SIMD ones, so holding a
+/// [`with_gcm`] make the SIMD ones, so holding a
 /// token means the CPU has the engine's features, and the driver code that
 /// calls it, inlined into the runner, is compiled with them.
 ///

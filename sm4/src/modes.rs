@@ -1,6 +1,6 @@
 //! The whole-buffer modes: CTR, CBC (with CS3 ciphertext stealing), CFB and
 //! XTS, each driven inside one backend's `#[target_feature]` runner
-//! ([`backends::with_kernel`]) so that the mode's own work (counters,
+//! ([`with_kernel`](crate::backends::with_kernel)) so that the mode's own work (counters,
 //! tweaks, chaining XORs) is compiled with the backend's features and
 //! inlined beside the kernel calls.
 //!

@@ -1,6 +1,6 @@
 //! What the SIMD GHASH engines share, written once: the token type and its
-//! `Ghash` impl ([`ghash_token!`]), and the group loop of the 128-bit
-//! engines `clmul` and `pmull` ([`ghash_narrow_body!`]) over the
+//! `Ghash` impl (`ghash_token!`), and the group loop of the 128-bit
+//! engines `clmul` and `pmull` (`ghash_narrow_body!`) over the
 //! primitives each module defines.
 
 /// The engine's token `$name`, made only through `new` (unsafe: the CPU

@@ -10,7 +10,7 @@
 //! 64-block stage of XTS blocks started its kernel about a hundred cycles
 //! late (`gfni`: 1.03 c/B at 4096 bytes, 0.92 with `ymm` stores).
 //!
-//! One body of code for both widths ([`modes_body`]), over a few
+//! One body of code for both widths (`modes_body!`), over a few
 //! primitives each width module defines.
 
 use super::super::modes::TweakOrder;
