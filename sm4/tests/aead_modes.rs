@@ -134,7 +134,7 @@ fn ccm_case<M: CcmTagSize + ccm::TagSize, N: CcmNonceSize + ccm::NonceSize>(
     let name = format!("ccm<{}, {}> {}", M::USIZE, N::USIZE, b.name());
     // CCM's length field (15 - N bytes) caps the message.
     let cap = match 15 - N::USIZE {
-        l @ 1..8 => (1usize << (8 * l)) - 1,
+        l @ 1..8 => usize::try_from((1u64 << (8 * l)) - 1).unwrap_or(usize::MAX),
         _ => usize::MAX,
     };
     differential::<Ccm<M, N>, ccm::Ccm<Sm4, M, N>>(
