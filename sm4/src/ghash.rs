@@ -104,7 +104,9 @@ pub(crate) trait Ghash: Copy {
     #[inline(always)]
     fn update_padded(self, key: &GhashKey, state: &mut [u8; 16], data: &[u8]) {
         let (blocks, tail) = Array::slice_as_chunks(data);
-        self.update(key, state, blocks);
+        if !blocks.is_empty() {
+            self.update(key, state, blocks);
+        }
         if !tail.is_empty() {
             let mut last = Blk::default();
             last[..tail.len()].copy_from_slice(tail);

@@ -131,7 +131,6 @@ impl GcmClosure for Run<'_, '_, '_> {
             b
         };
         let mut y = [0u8; 16];
-        g.update_padded(key, &mut y, aad);
         let (mut blocks, mut tail) = data.into_chunks();
         let n = blocks.len();
         let tail_len = tail.len();
@@ -143,26 +142,40 @@ impl GcmClosure for Run<'_, '_, '_> {
         ];
         let extras = 1 + usize::from(tail_len > 0);
         if n + extras <= 4 {
-            // A short message: every block at one block's latency.
+            // A short message: every block at one block's latency, and the
+            // AAD (up to a block), the ciphertext, the padded tail and the
+            // length block hashed in one call (one reduction).
             let ctr = |c: u128| u128::from_ne_bytes(c.to_be_bytes());
-            let mut vals = [0u128; 4];
-            vals[0] = ctr(j0);
-            for (j, b) in vals[1..n + extras].iter_mut().enumerate() {
-                *b = ctr(c1.wrapping_add(j as u128));
-            }
-            // The ciphertext, the padded tail and the length block, hashed
-            // in one call (one reduction).
+            // All four lanes, whatever `n`: the counters stay in registers
+            // (an array filled in a loop would be stored and reloaded), and
+            // the kernel computes four lanes anyway.
+            let vals = [
+                ctr(j0),
+                ctr(c1),
+                ctr(c1.wrapping_add(1)),
+                ctr(c1.wrapping_add(2)),
+            ];
             let mut hashed = [Blk::default(); 5];
-            if decrypt {
-                hashed[..n].copy_from_slice(blocks.get_in());
+            let mut h = 0;
+            if aad.len() > 16 {
+                g.update_padded(key, &mut y, aad);
+            } else if !aad.is_empty() {
+                hashed[0][..aad.len()].copy_from_slice(aad);
+                h = 1;
             }
             #[allow(unused_mut)] // wiped under `zeroize`
             let mut v = k.crypt_values(rk, vals, n + extras);
-            super::xor_few(blocks.reborrow(), &v[1..=n]);
-            if !decrypt {
-                hashed[..n].copy_from_slice(blocks.get_out());
+            // Block by block with a constant bound (no `memcpy` call).
+            for i in 0..3 {
+                if i < n {
+                    let mut b = blocks.get(i);
+                    let x = *b.get_in();
+                    let c = xor(&x, &v[1 + i]);
+                    *b.get_out() = c;
+                    hashed[h + i] = if decrypt { x } else { c };
+                }
             }
-            let mut h = n;
+            h += n;
             if tail_len > 0 {
                 let ks = v[1 + n];
                 if decrypt {
@@ -186,6 +199,7 @@ impl GcmClosure for Run<'_, '_, '_> {
             }
             return tag;
         } else {
+            g.update_padded(key, &mut y, aad);
             let mut c = c1;
             let mut done = 0;
             // Encrypting, the stage before's ciphertext is hashed after
