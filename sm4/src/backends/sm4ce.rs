@@ -416,14 +416,14 @@ pub(crate) unsafe fn cfb_decrypt(
     // SAFETY: (every call) blocks i.. are within the `n` blocks of both
     // buffers; `full` counts only those.
     unsafe {
-        while total - i >= 8 {
-            let full = (n - i).min(8);
-            cfb_decrypt_n::<8>(&k, &mut v, inp.add(16 * i), out.add(16 * i), full, ks);
+        while n - i >= 8 {
+            cfb_decrypt_n::<8>(&k, &mut v, inp.add(16 * i), out.add(16 * i), 8, ks);
             i += 8;
         }
-        let (inp, out, full) = (inp.add(16 * i), out.add(16 * i), n.saturating_sub(i));
+        let (inp, out, full) = (inp.add(16 * i), out.add(16 * i), n - i);
         match total - i {
             0 => {}
+            8 => cfb_decrypt_n::<8>(&k, &mut v, inp, out, full, ks),
             1 => cfb_decrypt_n::<1>(&k, &mut v, inp, out, full, ks),
             2 => cfb_decrypt_n::<2>(&k, &mut v, inp, out, full, ks),
             3 => cfb_decrypt_n::<3>(&k, &mut v, inp, out, full, ks),
