@@ -27,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
             GhashEngine::Soft,
             GhashEngine::Clmul,
             GhashEngine::Vpclmul,
+            GhashEngine::Vpclmul256,
             GhashEngine::Pmull,
         ] {
             let Some(ours) = Sm4Gcm::with_backend(key, b, e) else {

@@ -193,6 +193,8 @@ pub(crate) mod ghash_clmul;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ghash_vpclmul;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_vpclmul256;
+#[cfg(target_arch = "x86_64")]
 mod x86_modes;
 
 #[cfg(target_arch = "aarch64")]
@@ -224,7 +226,9 @@ pub enum Backend {
 // engine uses (`pclmulqdq`, and `vpclmulqdq` for `gfni`), so that GCM never
 // needs a second detection; every CPU with AES-NI + AVX2, GFNI + AVX2 or
 // GFNI + AVX-512 has it, so no CPU changes backend (only a hypervisor that
-// hides the multiplier alone would move the CPU down).
+// hides the multiplier alone would move the CPU down). The `vpclmul256`
+// engine beside `avx` and `gfni256` adds the VPCLMULQDQ bit
+// (`has_vpclmulqdq_bit`) to `cpu_avx2_clmul`.
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpu_avx, "avx2", "aes", "pclmulqdq");
 #[cfg(target_arch = "x86_64")]
@@ -247,30 +251,47 @@ cpufeatures::new!(cpu_sm4, "sm4");
 #[cfg(target_arch = "aarch64")]
 cpufeatures::new!(cpu_pmull, "aes");
 
-/// GFNI present (CPUID.(EAX=7,ECX=0):ECX\[8\]); unlike cpufeatures' "gfni"
-/// this does not require the OS to enable zmm state, so AVX2-only CPUs
-/// with GFNI (Alder Lake E-cores, Tremont, Zen 3 has none) are found.
-/// Checked once per process: CPUID traps to the hypervisor in a VM, and
-/// `Sm4::new` asks on every key.
+/// CPUID.(EAX=7,ECX=0):ECX, read once per process: CPUID traps to the
+/// hypervisor in a VM, and `Sm4::new` asks on every key.
 #[cfg(target_arch = "x86_64")]
-fn has_gfni_bit() -> bool {
-    use core::sync::atomic::{AtomicU8, Ordering};
-    // 0: not checked yet, 1: no, 2: yes.
-    static GFNI: AtomicU8 = AtomicU8::new(0);
-    match GFNI.load(Ordering::Relaxed) {
-        1 => return false,
-        2 => return true,
-        _ => {}
+fn leaf7_ecx() -> u32 {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    // Bit 32 set: read; the low 32 bits are the register.
+    static ECX: AtomicU64 = AtomicU64::new(0);
+    let v = ECX.load(Ordering::Relaxed);
+    if v >> 32 != 0 {
+        return v as u32;
     }
     #[allow(unused_unsafe)]
     // SAFETY: the CPUID instruction exists on every x86_64 CPU; leaf 0 says
     // whether leaf 7 exists before we read it.
-    let gfni = unsafe {
+    let ecx = unsafe {
         use core::arch::x86_64::{__cpuid, __cpuid_count};
-        __cpuid(0).eax >= 7 && (__cpuid_count(7, 0).ecx >> 8) & 1 == 1
+        if __cpuid(0).eax >= 7 {
+            __cpuid_count(7, 0).ecx
+        } else {
+            0
+        }
     };
-    GFNI.store(if gfni { 2 } else { 1 }, Ordering::Relaxed);
-    gfni
+    ECX.store(u64::from(ecx) | 1 << 32, Ordering::Relaxed);
+    ecx
+}
+
+/// GFNI present (CPUID.(EAX=7,ECX=0):ECX\[8\]); unlike cpufeatures' "gfni"
+/// this does not require the OS to enable zmm state, so AVX2-only CPUs
+/// with GFNI (Alder Lake E-cores, Tremont, Zen 3 has none) are found.
+#[cfg(target_arch = "x86_64")]
+fn has_gfni_bit() -> bool {
+    (leaf7_ecx() >> 8) & 1 == 1
+}
+
+/// VPCLMULQDQ present (CPUID.(EAX=7,ECX=0):ECX\[10\]); cpufeatures'
+/// "vpclmulqdq" also requires zmm state, which AVX2-only CPUs with the
+/// instruction (Alder Lake, Zen 3) do not have: its `ymm` form needs only
+/// the `ymm` state that the AVX2 checks include.
+#[cfg(target_arch = "x86_64")]
+fn has_vpclmulqdq_bit() -> bool {
+    (leaf7_ecx() >> 10) & 1 == 1
 }
 
 /// The backend forced at build time by `--cfg sm4_backend="..."`, if any.
@@ -353,6 +374,9 @@ pub enum GhashEngine {
     Clmul,
     /// x86_64 VPCLMULQDQ on `zmm` (beside `gfni`).
     Vpclmul,
+    /// x86_64 VPCLMULQDQ on `ymm`, AVX2 only (beside `avx` and `gfni256`
+    /// where the CPU has VPCLMULQDQ: Ice Lake and later, Zen 3 and later).
+    Vpclmul256,
     /// aarch64 PMULL (beside `neon` and `sm4ce` where the core has AES).
     Pmull,
 }
@@ -364,6 +388,7 @@ impl GhashEngine {
             GhashEngine::Soft => "soft",
             GhashEngine::Clmul => "clmul",
             GhashEngine::Vpclmul => "vpclmul",
+            GhashEngine::Vpclmul256 => "vpclmul256",
             GhashEngine::Pmull => "pmull",
         }
     }
@@ -381,7 +406,7 @@ impl Backend {
     pub fn ghash_engines(self) -> impl Iterator<Item = GhashEngine> {
         let pairs: &[GhashEngine] = match self {
             Backend::Gfni => &[GhashEngine::Vpclmul],
-            Backend::Gfni256 | Backend::Avx => &[GhashEngine::Clmul],
+            Backend::Gfni256 | Backend::Avx => &[GhashEngine::Vpclmul256, GhashEngine::Clmul],
             Backend::Neon | Backend::Sm4ce => &[GhashEngine::Pmull, GhashEngine::Soft],
             Backend::Soft => &[GhashEngine::Soft],
         };
@@ -403,6 +428,8 @@ impl GhashEngine {
             GhashEngine::Clmul => !cfg!(miri) && (cpu_avx::get() || cpu_avx2_clmul::get()),
             #[cfg(target_arch = "x86_64")]
             GhashEngine::Vpclmul => !cfg!(miri) && cpu_gfni::get(),
+            #[cfg(target_arch = "x86_64")]
+            GhashEngine::Vpclmul256 => !cfg!(miri) && cpu_avx2_clmul::get() && has_vpclmulqdq_bit(),
             // The loads reverse bytes as a little-endian core sees them.
             #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
             GhashEngine::Pmull => !cfg!(miri) && cpu_pmull::get(),
@@ -1332,6 +1359,20 @@ gcm_runner!(
 );
 #[cfg(target_arch = "x86_64")]
 gcm_runner!(
+    avx_vpclmul256,
+    AvxKernel(()),
+    ghash_vpclmul256::Vpclmul256Ghash,
+    "avx2,aes,pclmulqdq,vpclmulqdq"
+);
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
+    gfni256_vpclmul256,
+    Gfni256Kernel(()),
+    ghash_vpclmul256::Vpclmul256Ghash,
+    "gfni,avx2,pclmulqdq,vpclmulqdq"
+);
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
     gfni_vpclmul,
     GfniKernel(()),
     ghash_vpclmul::VpclmulGhash,
@@ -1375,6 +1416,15 @@ pub(crate) fn with_gcm<F: GcmClosure>(g: GcmBackend, f: F) -> F::Output {
         // SAFETY: as above; `Avx` passed `cpu_avx` (AVX2, AES-NI and
         // PCLMULQDQ).
         (Backend::Avx, GhashEngine::Clmul) => unsafe { avx_clmul(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above; `Gfni256` passed `cpu_avx2_clmul` and the GFNI
+        // bit, the engine `cpu_avx2_clmul` and the VPCLMULQDQ bit
+        // (`has_vpclmulqdq_bit`).
+        (Backend::Gfni256, GhashEngine::Vpclmul256) => unsafe { gfni256_vpclmul256(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above; `Avx` passed `cpu_avx` (AVX2, AES-NI and
+        // PCLMULQDQ), the engine the VPCLMULQDQ bit.
+        (Backend::Avx, GhashEngine::Vpclmul256) => unsafe { avx_vpclmul256(f) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: as above; `Sm4ce` passed `cpu_sm4` and the engine
         // `cpu_pmull` (AES).

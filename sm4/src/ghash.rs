@@ -22,8 +22,9 @@
 //! reduced once. The table holds H^1..H^16 because the widest engine
 //! (`vpclmul`) aggregates 16 blocks, four `zmm` registers of four blocks,
 //! which is what keeps its serial chain (one reduction per group) below the
-//! throughput of its 16 multiplications; `clmul` and `pmull` aggregate 8,
-//! `soft` 4, and each takes the last powers of the one table.
+//! throughput of its 16 multiplications; `vpclmul256` (two blocks a `ymm`
+//! register) aggregates 16 too, `clmul` and `pmull` 8, `soft` 4, and each
+//! takes the last powers of the one table.
 
 use crate::backends::{Backend, GcmBackend, GhashEngine, Kernel, with_gcm};
 use cipher::{Block, array::Array};

@@ -222,6 +222,7 @@ fn pairs_and_refusals() {
             GhashEngine::Soft,
             GhashEngine::Clmul,
             GhashEngine::Vpclmul,
+            GhashEngine::Vpclmul256,
             GhashEngine::Pmull,
         ] {
             let ok = engines.contains(&e);
@@ -238,6 +239,9 @@ fn pairs_and_refusals() {
     for b in Backend::available() {
         let want = match b {
             Backend::Gfni => GhashEngine::Vpclmul,
+            Backend::Gfni256 | Backend::Avx if std::is_x86_feature_detected!("vpclmulqdq") => {
+                GhashEngine::Vpclmul256
+            }
             Backend::Gfni256 | Backend::Avx => GhashEngine::Clmul,
             _ => GhashEngine::Soft,
         };

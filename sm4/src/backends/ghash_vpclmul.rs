@@ -10,25 +10,27 @@
 //! multiplier, set the pace. A shorter rest is one group with masked
 //! loads (zero lanes multiply to zero).
 
-use crate::ghash::{GhashKey, POWERS, REDUCE};
+use super::ghash_clmul::BSWAP;
+use super::x86_modes::zmm::xor;
+use crate::ghash::{GhashKey, REDUCE};
 use cipher::Block;
 use core::arch::x86_64::*;
 
 type Blk = Block<crate::Sm4>;
 
-/// Blocks per register.
-const L: usize = 4;
-/// Blocks per reduction.
-const AGG: usize = 16;
-const _: () = assert!(AGG == POWERS);
-
-/// `vpshufb` index reversing the 16 bytes of a lane.
-const BSWAP: [i8; 16] = [15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0];
-
 ghash_token!(
     VpclmulGhash,
     "VPCLMULQDQ, PCLMULQDQ, AVX-512F and AVX-512BW (with the OS saving `zmm` state)"
 );
+
+ghash_wide_body!(
+    features = "vpclmulqdq,avx512f,avx512bw,pclmulqdq,avx2",
+    lanes = 4,
+    agg = 16,
+    narrow = 4
+);
+
+type V = __m512i;
 
 /// The unreduced sum of a group's products, per lane.
 #[derive(Clone, Copy)]
@@ -36,6 +38,27 @@ struct Acc {
     lo: __m512i,
     mid: __m512i,
     hi: __m512i,
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn zero() -> V {
+    _mm512_setzero_si512()
+}
+
+/// `y` in lane 0, the other lanes zero.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn widen(y: __m128i) -> V {
+    _mm512_zextsi128_si512(y)
+}
+
+/// The byte reversal index of every lane.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn bswap() -> V {
+    // SAFETY: a 16-byte load from a 16-byte array.
+    _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(BSWAP.as_ptr().cast()) })
 }
 
 /// `a ^ b ^ c`.
@@ -128,69 +151,4 @@ fn load_powers(key: &GhashKey, i: usize, k: usize) -> __m512i {
     // SAFETY: `p` is `16 k` readable bytes (little-endian `u128`s: the low
     // half in the low qword of each lane); masked-off lanes are not read.
     unsafe { _mm512_maskz_loadu_epi64(lanes(k), p.as_ptr().cast()) }
-}
-
-/// The engine: groups of sixteen blocks with H^16..H^1, then one group of
-/// the rest (up to four registers, the last masked) with the last powers.
-#[inline]
-#[target_feature(enable = "vpclmulqdq,avx512f,avx512bw,pclmulqdq,avx2")]
-fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
-    if blocks.len() < L {
-        // A few blocks: the 128-bit engine's shorter chain (no lanes to
-        // fold).
-        return super::ghash_clmul::update(key, state, blocks);
-    }
-    // SAFETY: a 16-byte load from a 16-byte array.
-    let bswap = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(BSWAP.as_ptr().cast()) });
-    // SAFETY: `state` is 16 readable bytes.
-    let y = unsafe { _mm_loadu_si128(state.as_ptr().cast()) };
-    let mut y = _mm_shuffle_epi8(y, _mm512_castsi512_si128(bswap));
-    let n = blocks.len();
-    let zero = _mm512_setzero_si512();
-    let mut acc = Acc {
-        lo: zero,
-        mid: zero,
-        hi: zero,
-    };
-    let mut done = 0;
-    if n >= AGG {
-        let pow: [__m512i; AGG / L] = core::array::from_fn(|j| load_powers(key, L * j, L));
-        while n - done >= AGG {
-            // The blocks without the state first, so that the product that
-            // waits for the state is the last term of the sums: the serial
-            // chain from one group's state to the next is one multiply,
-            // one XOR, the reduction and the sum of the lanes.
-            let x3 = load_blocks(blocks, done + 3 * L, L, bswap);
-            mul_add(&mut acc, x3, pow[3], true);
-            let x2 = load_blocks(blocks, done + 2 * L, L, bswap);
-            mul_add(&mut acc, x2, pow[2], false);
-            let x1 = load_blocks(blocks, done + L, L, bswap);
-            mul_add(&mut acc, x1, pow[1], false);
-            let x0 = load_blocks(blocks, done, L, bswap);
-            let x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(y));
-            mul_add(&mut acc, x0, pow[0], false);
-            y = fold(reduce(acc));
-            done += AGG;
-        }
-    }
-    let r = n - done;
-    if r > 0 {
-        // Block `done + j` times H^(r - j), that is `pow[POWERS - r + j]`.
-        let first = POWERS - r;
-        let k = r.min(L);
-        let x0 = load_blocks(blocks, done, k, bswap);
-        let x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(y));
-        mul_add(&mut acc, x0, load_powers(key, first, k), true);
-        let mut j = k;
-        while j < r {
-            let k = (r - j).min(L);
-            let x = load_blocks(blocks, done + j, k, bswap);
-            mul_add(&mut acc, x, load_powers(key, first + j, k), false);
-            j += k;
-        }
-        y = fold(reduce(acc));
-    }
-    let out = _mm_shuffle_epi8(y, _mm512_castsi512_si128(bswap));
-    // SAFETY: `state` is 16 writable bytes.
-    unsafe { _mm_storeu_si128(state.as_mut_ptr().cast(), out) };
 }

@@ -151,9 +151,10 @@ pub(crate) mod ymm {
     type V = __m256i;
     const L: usize = 2;
 
+    /// The 16 bytes `index` in both lanes.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn splat(index: &[i8; 16]) -> V {
+    pub(crate) fn splat(index: &[i8; 16]) -> V {
         // SAFETY: a 16-byte load from a 16-byte array.
         _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(index.as_ptr().cast()) })
     }
@@ -170,17 +171,20 @@ pub(crate) mod ymm {
         )
     }
 
+    /// `k` blocks (1 or 2) from `p`, lane 1 zero when `k` is 1 (nothing
+    /// past them is read).
+    ///
     /// # Safety
-    /// `p` is readable for `k` blocks (1 or 2).
+    /// `p` is readable for `k` blocks.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn load(p: *const Blk, k: usize) -> V {
+    pub(crate) unsafe fn load(p: *const Blk, k: usize) -> V {
         // SAFETY: by the caller's contract.
         unsafe {
             if k == L {
                 _mm256_loadu_si256(p.cast())
             } else {
-                _mm256_castsi128_si256(_mm_loadu_si128(p.cast()))
+                _mm256_zextsi128_si256(_mm_loadu_si128(p.cast()))
             }
         }
     }
@@ -202,7 +206,7 @@ pub(crate) mod ymm {
 
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn xor(a: V, b: V) -> V {
+    pub(crate) fn xor(a: V, b: V) -> V {
         _mm256_xor_si256(a, b)
     }
     #[inline]
@@ -310,7 +314,7 @@ pub(crate) mod zmm {
 
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn xor(a: V, b: V) -> V {
+    pub(crate) fn xor(a: V, b: V) -> V {
         _mm512_xor_si512(a, b)
     }
     #[inline]

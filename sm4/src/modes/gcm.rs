@@ -23,8 +23,9 @@ const A_MAX: u64 = (1 << 61) - 1;
 /// the `alloc` feature); byte for byte `aes_gcm::AesGcm<Sm4, U12>`.
 ///
 /// One pass over the message: each stage of counter blocks goes through the
-/// backend's widest kernel while GHASH (VPCLMULQDQ on `gfni`, PCLMULQDQ on
-/// `avx` and `gfni256`, PMULL on aarch64, a constant-time portable
+/// backend's widest kernel while GHASH (VPCLMULQDQ on `gfni`, and on `avx`
+/// and `gfni256` where the CPU has it, else PCLMULQDQ; PMULL on aarch64, a
+/// constant-time portable
 /// multiplication elsewhere; one reduction per 4 to 16 blocks over the
 /// key's powers of H) hashes the ciphertext of the stage before, both in
 /// the same `#[target_feature]` function. `E(J0)` rides with the counter
