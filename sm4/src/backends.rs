@@ -643,7 +643,8 @@ pub(crate) trait Kernel: Copy {
     }
 
     /// XTS whitening of a run of blocks: `tweaks[j] = t·x^j`,
-    /// `stage[j] = data[j] ^ tweaks[j]` (the three of equal length).
+    /// `stage[j] = data[j] ^ tweaks[j]` (the three of equal length), or
+    /// only the tweaks if `stage` is empty.
     #[inline(always)]
     fn xts_whiten<O: TweakOrder>(
         self,
@@ -652,13 +653,20 @@ pub(crate) trait Kernel: Copy {
         stage: &mut [Block<crate::Sm4>],
         tweaks: &mut [Block<crate::Sm4>],
     ) {
+        let whiten = !stage.is_empty();
         let mut t = t;
-        for ((s, w), d) in stage.iter_mut().zip(tweaks.iter_mut()).zip(data) {
+        for (j, w) in tweaks.iter_mut().enumerate() {
             *w = O::store(t);
-            *s = crate::modes::xor(d, w);
+            if whiten {
+                stage[j] = crate::modes::xor(&data[j], w);
+            }
             t = O::mul_x(t);
         }
     }
+
+    /// Whether [`crypt_stage_xts`](Self::crypt_stage_xts) takes every full
+    /// stage (so that the driver makes only the tweaks for it).
+    const XTS_FOLDS: bool = false;
 
     /// Up to four blocks (`n` of them) in place, at the single-block
     /// latency where the backend has such a path.
@@ -1127,6 +1135,7 @@ macro_rules! simd_backend {
             unsafe { gfni::pairs_masked::<true, true>(rk, p, t, p, t) };
             true
         }
+        const XTS_FOLDS: bool = true;
     };
     (@extra neon) => {
         simd_backend!(@chain neon);

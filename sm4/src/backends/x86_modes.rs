@@ -78,9 +78,9 @@ macro_rules! modes_body {
         }
 
         /// XTS whitening of a run of blocks: `tweaks[j] = t·x^j` and
-        /// `stage[j] = data[j] ^ tweaks[j]` (all three the same length), as
-        /// four independent chains of `L` tweaks each that step by
-        /// `x^(4L)`.
+        /// `stage[j] = data[j] ^ tweaks[j]` (all three the same length; or
+        /// only the tweaks if `stage` is empty), as four independent chains
+        /// of `L` tweaks each that step by `x^(4L)`.
         #[inline]
         #[target_feature(enable = $features)]
         pub(crate) fn xts_whiten<O: TweakOrder>(
@@ -89,8 +89,9 @@ macro_rules! modes_body {
             stage: &mut [Blk],
             tweaks: &mut [Blk],
         ) {
-            let n = data.len();
-            assert!(stage.len() == n && tweaks.len() == n);
+            let n = tweaks.len();
+            let whiten = !stage.is_empty();
+            assert!(!whiten || (stage.len() == n && data.len() == n));
             let mut first = [t; L];
             for i in 1..L {
                 first[i] = O::mul_x(first[i - 1]);
@@ -113,10 +114,13 @@ macro_rules! modes_body {
                     }
                     let k = (n - j).min(L);
                     let tw = if O::GB { bytes(*vi, out) } else { *vi };
-                    // SAFETY: blocks j..j + k exist in all three.
+                    // SAFETY: blocks j..j + k exist in `tweaks`, and in
+                    // `data` and `stage` when they are used.
                     unsafe {
                         store(w.add(j), tw, k);
-                        store(s.add(j), xor(load(d.add(j), k), tw), k);
+                        if whiten {
+                            store(s.add(j), xor(load(d.add(j), k), tw), k);
+                        }
                     }
                     *vi = mul_xk::<O>(*vi, 4 * l);
                     j += L;
