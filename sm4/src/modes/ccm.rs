@@ -432,10 +432,19 @@ impl<M: CcmTagSize, N: CcmNonceSize> Ccm<M, N> {
     }
 }
 
-/// Constant-time equality of the first `tag.len()` bytes.
-pub(super) fn tags_equal(full: &[u8], tag: &[u8]) -> bool {
-    let diff = full.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b));
-    core::hint::black_box(diff) == 0
+/// The end of an AEAD's decryption, which wrote the plaintext in the same
+/// pass as it authenticated: `Ok` if `computed` equals `tag` (compared in
+/// constant time), else `out` is zeroed (no unauthenticated plaintext may
+/// stay) and the error returned.
+pub(super) fn check_tag(computed: &[u8], tag: &[u8], out: &mut [u8]) -> aead::Result<()> {
+    debug_assert_eq!(computed.len(), tag.len());
+    let diff = computed.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b));
+    if core::hint::black_box(diff) == 0 {
+        Ok(())
+    } else {
+        out.fill(0);
+        Err(aead::Error)
+    }
 }
 
 impl<M: CcmTagSize, N: CcmNonceSize> AeadInOut for Ccm<M, N> {
@@ -456,15 +465,9 @@ impl<M: CcmTagSize, N: CcmNonceSize> AeadInOut for Ccm<M, N> {
         mut buffer: InOutBuf<'_, '_, u8>,
         tag: &Tag<Self>,
     ) -> aead::Result<()> {
+        // The MAC covers the plaintext, so it was written first.
         let full = self.run(nonce, associated_data, buffer.reborrow(), true)?;
-        if tags_equal(&full[..M::USIZE], tag) {
-            Ok(())
-        } else {
-            // The MAC covers the plaintext, so it was written first; none
-            // of it may stay.
-            buffer.get_out().fill(0);
-            Err(aead::Error)
-        }
+        check_tag(&full[..M::USIZE], tag, buffer.get_out())
     }
 }
 

@@ -1,7 +1,7 @@
 //! SM4-GCM (NIST SP 800-38D; RFC 8998's `TLS_SM4_GCM_SM3`): CTR and GHASH
 //! in one pass, inside one `#[target_feature]` runner.
 
-use super::{Blk, ccm::tags_equal, xor};
+use super::{Blk, ccm::check_tag, xor};
 use crate::Sm4;
 use crate::backends::{GcmBackend, Kernel, LazyStage, STAGE, with_gcm};
 use crate::ghash::{GcmClosure, Ghash, GhashKey};
@@ -308,14 +308,9 @@ impl AeadInOut for Sm4Gcm {
         mut buffer: InOutBuf<'_, '_, u8>,
         tag: &Tag<Self>,
     ) -> aead::Result<()> {
+        // Decrypted in the same pass as the hash.
         let full = self.run(nonce, associated_data, buffer.reborrow(), true)?;
-        if tags_equal(&full, tag) {
-            Ok(())
-        } else {
-            // Decrypted in the same pass as the hash; none of it may stay.
-            buffer.get_out().fill(0);
-            Err(aead::Error)
-        }
+        check_tag(&full, tag, buffer.get_out())
     }
 }
 
