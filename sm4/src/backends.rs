@@ -534,6 +534,8 @@ pub(crate) fn expand_key(key: &[u8; 16], b: Backend) -> [u32; 32] {
 /// batch of any kernel (`gfni`'s 64), and a whole number of every
 /// kernel's batch.
 pub(crate) const STAGE: usize = 64;
+/// Calls of the side work per stage in [`Kernel::ctr_xor_beside`].
+pub(crate) const SIDE_STEPS: usize = 4;
 
 /// The blocks a mode driver hands a kernel at once, encrypted in place.
 #[repr(C, align(64))]
@@ -723,6 +725,24 @@ pub(crate) trait Kernel: Copy {
         stage: &mut LazyStage,
     ) {
         crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
+    }
+
+    /// [`ctr_xor`](Self::ctr_xor) over one full stage, beside work on other
+    /// data in [`SIDE_STEPS`] steps (GCM's GHASH of another stage; `side(s)`
+    /// runs the next `s` steps), which a kernel may spread between its
+    /// rounds, where their dependency chains leave the vector units idle.
+    /// By default all steps run first, in one call.
+    #[inline(always)]
+    fn ctr_xor_beside(
+        self,
+        rk: &[u32; 32],
+        c: u128,
+        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        stage: &mut LazyStage,
+        side: &mut impl FnMut(usize),
+    ) {
+        side(SIDE_STEPS);
+        self.ctr_xor(rk, c, blocks, &mut [], stage);
     }
 
     /// CBC decryption of whole blocks (`rk` the decryption schedule), the
@@ -1136,6 +1156,38 @@ macro_rules! simd_backend {
             true
         }
         const XTS_FOLDS: bool = true;
+    };
+    // The `gfni256` kernel runs GCM's GHASH between its rounds.
+    (@extra gfni256) => {
+        #[inline(always)]
+        fn ctr_xor_beside(
+            self,
+            rk: &[u32; 32],
+            c: u128,
+            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            stage: &mut LazyStage,
+            side: &mut impl FnMut(usize),
+        ) {
+            const BATCH: usize = 32;
+            const _: () = assert!(STAGE / BATCH * gfni256::SIDE_CALLS == SIDE_STEPS);
+            if blocks.len() != STAGE {
+                side(SIDE_STEPS);
+                return self.ctr_xor(rk, c, blocks, &mut [], stage);
+            }
+            let stage = stage.get();
+            self.ctr_fill(c, &mut stage.0);
+            let p = stage.0.as_mut_ptr().cast::<u8>();
+            for b in 0..STAGE / BATCH {
+                // SAFETY: the token exists only inside the `gfni256` runner;
+                // the stage holds STAGE blocks, batch `b` in place; `side`
+                // works on the caller's other data, not on the stage.
+                unsafe {
+                    let q = p.add(16 * BATCH * b);
+                    gfni256::groups_beside::<4>(rk, q, q, side);
+                }
+            }
+            self.xor_into(blocks, &stage.0);
+        }
     };
     (@extra neon) => {
         simd_backend!(@chain neon);

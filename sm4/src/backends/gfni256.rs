@@ -249,6 +249,31 @@ fn xor2<const G: usize>(b: &[__m256i; G], c: &[__m256i; G]) -> [__m256i; G] {
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
 unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: by this function's contract.
+    unsafe { groups_beside::<G>(km, inp, out, &mut |_| {}) }
+}
+
+/// Calls of `side` per [`groups_beside`]: GCM then hashes 16 blocks (one
+/// reduction of `vpclmul256`) every 16 rounds. Measured on Zen 5, GCM at
+/// 4096 bytes (medians): 1.68 c/B with the hash after the kernel, 1.58
+/// with two calls, 1.58 with four, 1.79 with eight.
+pub(crate) const SIDE_CALLS: usize = 2;
+
+/// [`groups`] with `side(1)` called [`SIDE_CALLS`] times between its
+/// rounds, evenly spaced, for work independent of these blocks (GCM's
+/// GHASH of other blocks) to run in the gaps of the rounds' dependency
+/// chains instead of after them.
+///
+/// # Safety
+/// As [`groups`]; `side` does not touch `inp` or `out`.
+#[inline]
+#[target_feature(enable = "gfni,avx2")]
+pub(crate) unsafe fn groups_beside<const G: usize>(
+    km: &[u32; 32],
+    inp: *const u8,
+    out: *mut u8,
+    side: &mut impl FnMut(usize),
+) {
     // The words stay byte-reversed, as in `gfni::groups`: rotations by 8
     // and 24 trade places, the keys are byte-swapped, and no block's bytes
     // are swapped on the way in or out.
@@ -278,6 +303,9 @@ unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
         let p = xor2(&x0, &x1);
         round(&mut x2, &x3, &p, km[r + 2], &sh);
         round(&mut x3, &x2, &p, km[r + 3], &sh);
+        if r % (32 / SIDE_CALLS) == 32 / SIDE_CALLS - 4 {
+            side(1);
+        }
     }
     for g in 0..G {
         x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1_inv));

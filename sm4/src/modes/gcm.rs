@@ -3,7 +3,7 @@
 
 use super::{Blk, ccm::check_tag, xor};
 use crate::Sm4;
-use crate::backends::{GcmBackend, Kernel, LazyStage, STAGE, with_gcm};
+use crate::backends::{GcmBackend, Kernel, LazyStage, SIDE_STEPS, STAGE, with_gcm};
 use crate::ghash::{GcmClosure, Ghash, GhashKey};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
@@ -203,28 +203,60 @@ impl GcmClosure for Run<'_, '_, '_> {
             g.update_padded(key, &mut y, aad);
             let mut c = c1;
             let mut done = 0;
-            // Encrypting, the stage before's ciphertext is hashed after
-            // this stage's kernel call, which does not wait for it.
+            // Each full stage's kernel call hashes another full stage
+            // beside its rounds (`ctr_xor_beside`): encrypting, the
+            // ciphertext of the stage before; decrypting, the ciphertext of
+            // the stage after, before it is overwritten. Other stages are
+            // hashed on their own.
             let mut pending: Option<InOutBuf<'_, '_, Blk>> = None;
+            let mut hashed_ahead = false;
             let mut stage = LazyStage::new();
             loop {
                 let m = core::cmp::min(STAGE, n - done);
                 let (mut chunk, rest) = blocks.split_at(m);
-                blocks = rest;
                 let last = done + m == n;
-                if decrypt {
+                let ex: &mut [(u128, Blk)] = if last { &mut extra[..extras] } else { &mut [] };
+                // Whether a full stage is hashed beside this one's kernel
+                // call.
+                let beside = m == STAGE
+                    && ex.is_empty()
+                    && if decrypt {
+                        rest.len() >= STAGE
+                    } else {
+                        pending.as_ref().is_some_and(|p| p.len() == STAGE)
+                    };
+                if decrypt && !hashed_ahead {
                     // The ciphertext, before it is overwritten.
                     g.update(key, &mut y, chunk.get_in());
-                } else if let Some(p) = pending.take() {
-                    // The stage before's ciphertext, independent of this
-                    // stage's kernel call that follows.
+                }
+                if !decrypt
+                    && !beside
+                    && let Some(p) = pending.take()
+                {
                     g.update(key, &mut y, p.into_out());
                 }
-                let ex: &mut [(u128, Blk)] = if last { &mut extra[..extras] } else { &mut [] };
-                k.ctr_xor(rk, c, chunk.reborrow(), ex, &mut stage);
+                if beside {
+                    let other: &[Blk] = if decrypt {
+                        &rest.get_in()[..STAGE]
+                    } else {
+                        pending.take().expect("a full stage").into_out()
+                    };
+                    const STEP: usize = STAGE / SIDE_STEPS;
+                    let mut i = 0;
+                    let mut hash_steps = |steps: usize| {
+                        g.update(key, &mut y, &other[STEP * i..STEP * (i + steps)]);
+                        i += steps;
+                    };
+                    k.ctr_xor_beside(rk, c, chunk.reborrow(), &mut stage, &mut hash_steps);
+                    debug_assert_eq!(i, SIDE_STEPS);
+                } else {
+                    k.ctr_xor(rk, c, chunk.reborrow(), ex, &mut stage);
+                }
+                hashed_ahead = decrypt && beside;
                 if !decrypt {
                     pending = Some(chunk);
                 }
+                blocks = rest;
                 c = c.wrapping_add(m as u128);
                 done += m;
                 if last {
