@@ -537,6 +537,24 @@ pub(crate) const STAGE: usize = 64;
 /// Calls of the side work per stage in [`Kernel::ctr_xor_beside`].
 pub(crate) const SIDE_STEPS: usize = 4;
 
+/// `block = E(counter)` for each of up to four `extra` pairs of
+/// [`Kernel::ctr_xor`], on the kernel's lanes (one block's latency).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn crypt_extras<K: Kernel>(k: K, rk: &[u32; 32], extra: &mut [(u128, Block<crate::Sm4>)]) {
+    if extra.is_empty() {
+        return;
+    }
+    let mut v = [Block::<crate::Sm4>::default(); 4];
+    for (b, (ctr, _)) in v.iter_mut().zip(extra.iter()) {
+        *b = ctr.to_be_bytes().into();
+    }
+    k.crypt_lanes(rk, &mut v, extra.len());
+    for (b, (_, out)) in v.iter().zip(extra.iter_mut()) {
+        *out = *b;
+    }
+}
+
 /// The blocks a mode driver hands a kernel at once, encrypted in place.
 #[repr(C, align(64))]
 pub(crate) struct Stage(pub(crate) [Block<crate::Sm4>; STAGE]);
@@ -727,22 +745,23 @@ pub(crate) trait Kernel: Copy {
         crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
     }
 
-    /// [`ctr_xor`](Self::ctr_xor) over one full stage, beside work on other
-    /// data in [`SIDE_STEPS`] steps (GCM's GHASH of another stage; `side(s)`
-    /// runs the next `s` steps), which a kernel may spread between its
-    /// rounds, where their dependency chains leave the vector units idle.
-    /// By default all steps run first, in one call.
+    /// [`ctr_xor`](Self::ctr_xor) beside work on other data in
+    /// [`SIDE_STEPS`] steps (GCM's GHASH of another stage; `side(s)` runs
+    /// the next `s` steps), which a kernel may spread between the rounds of
+    /// a full stage, where their dependency chains leave the vector units
+    /// idle. By default all steps run first, in one call.
     #[inline(always)]
     fn ctr_xor_beside(
         self,
         rk: &[u32; 32],
         c: u128,
         blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        extra: &mut [(u128, Block<crate::Sm4>)],
         stage: &mut LazyStage,
         side: &mut impl FnMut(usize),
     ) {
         side(SIDE_STEPS);
-        self.ctr_xor(rk, c, blocks, &mut [], stage);
+        self.ctr_xor(rk, c, blocks, extra, stage);
     }
 
     /// CBC decryption of whole blocks (`rk` the decryption schedule), the
@@ -1052,16 +1071,7 @@ macro_rules! simd_backend {
             // SAFETY: the token exists only inside the `sm4ce` runner;
             // `InOutBuf` holds `n` blocks in and out, equal or disjoint.
             unsafe { sm4ce::ctr_xor(rk, c, i.cast(), o.cast(), n) };
-            if !extra.is_empty() {
-                let mut v = [Block::<crate::Sm4>::default(); 4];
-                for (b, (ctr, _)) in v.iter_mut().zip(extra.iter()) {
-                    *b = ctr.to_be_bytes().into();
-                }
-                self.crypt_lanes(rk, &mut v, extra.len());
-                for (b, (_, out)) in v.iter().zip(extra.iter_mut()) {
-                    *out = *b;
-                }
-            }
+            crypt_extras(self, rk, extra);
         }
         #[inline(always)]
         fn cbc_decrypt(
@@ -1165,14 +1175,15 @@ macro_rules! simd_backend {
             rk: &[u32; 32],
             c: u128,
             blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            extra: &mut [(u128, Block<crate::Sm4>)],
             stage: &mut LazyStage,
             side: &mut impl FnMut(usize),
         ) {
             const BATCH: usize = 32;
             const _: () = assert!(STAGE / BATCH * gfni256::SIDE_CALLS == SIDE_STEPS);
-            if blocks.len() != STAGE {
+            if blocks.len() != STAGE || extra.len() > 4 {
                 side(SIDE_STEPS);
-                return self.ctr_xor(rk, c, blocks, &mut [], stage);
+                return self.ctr_xor(rk, c, blocks, extra, stage);
             }
             let stage = stage.get();
             self.ctr_fill(c, &mut stage.0);
@@ -1187,6 +1198,7 @@ macro_rules! simd_backend {
                 }
             }
             self.xor_into(blocks, &stage.0);
+            crypt_extras(self, rk, extra);
         }
     };
     (@extra neon) => {

@@ -218,13 +218,11 @@ impl GcmClosure for Run<'_, '_, '_> {
                 let ex: &mut [(u128, Blk)] = if last { &mut extra[..extras] } else { &mut [] };
                 // Whether a full stage is hashed beside this one's kernel
                 // call.
-                let beside = m == STAGE
-                    && ex.is_empty()
-                    && if decrypt {
-                        rest.len() >= STAGE
-                    } else {
-                        pending.as_ref().is_some_and(|p| p.len() == STAGE)
-                    };
+                let beside = if decrypt {
+                    m == STAGE && rest.len() >= STAGE
+                } else {
+                    pending.as_ref().is_some_and(|p| p.len() == STAGE)
+                };
                 if decrypt && !hashed_ahead {
                     // The ciphertext, before it is overwritten.
                     g.update(key, &mut y, chunk.get_in());
@@ -247,7 +245,7 @@ impl GcmClosure for Run<'_, '_, '_> {
                         g.update(key, &mut y, &other[STEP * i..STEP * (i + steps)]);
                         i += steps;
                     };
-                    k.ctr_xor_beside(rk, c, chunk.reborrow(), &mut stage, &mut hash_steps);
+                    k.ctr_xor_beside(rk, c, chunk.reborrow(), ex, &mut stage, &mut hash_steps);
                     debug_assert_eq!(i, SIDE_STEPS);
                 } else {
                     k.ctr_xor(rk, c, chunk.reborrow(), ex, &mut stage);
