@@ -745,11 +745,12 @@ pub(crate) trait Kernel: Copy {
         crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
     }
 
-    /// [`ctr_xor`](Self::ctr_xor) beside work on other data in
-    /// [`SIDE_STEPS`] steps (GCM's GHASH of another stage; `side(s)` runs
-    /// the next `s` steps), which a kernel may spread between the rounds of
-    /// a full stage, where their dependency chains leave the vector units
-    /// idle. By default all steps run first, in one call.
+    /// [`ctr_xor`](Self::ctr_xor) beside other work in [`SIDE_STEPS`]
+    /// steps (GCM's GHASH of a stage; `side(s, input)` runs the next `s`
+    /// steps and may read `input`, these blocks' input, which is not yet
+    /// overwritten), which a kernel may spread between the rounds of a full
+    /// stage, where their dependency chains leave the vector units idle. By
+    /// default all steps run first, in one call.
     #[inline(always)]
     fn ctr_xor_beside(
         self,
@@ -758,9 +759,9 @@ pub(crate) trait Kernel: Copy {
         blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
         extra: &mut [(u128, Block<crate::Sm4>)],
         stage: &mut LazyStage,
-        side: &mut impl FnMut(usize),
+        side: &mut impl FnMut(usize, &[Block<crate::Sm4>]),
     ) {
-        side(SIDE_STEPS);
+        side(SIDE_STEPS, blocks.get_in());
         self.ctr_xor(rk, c, blocks, extra, stage);
     }
 
@@ -1177,24 +1178,26 @@ macro_rules! simd_backend {
             blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
             extra: &mut [(u128, Block<crate::Sm4>)],
             stage: &mut LazyStage,
-            side: &mut impl FnMut(usize),
+            side: &mut impl FnMut(usize, &[Block<crate::Sm4>]),
         ) {
             const BATCH: usize = 32;
             const _: () = assert!(STAGE / BATCH * gfni256::SIDE_CALLS == SIDE_STEPS);
             if blocks.len() != STAGE || extra.len() > 4 {
-                side(SIDE_STEPS);
+                side(SIDE_STEPS, blocks.get_in());
                 return self.ctr_xor(rk, c, blocks, extra, stage);
             }
             let stage = stage.get();
             self.ctr_fill(c, &mut stage.0);
             let p = stage.0.as_mut_ptr().cast::<u8>();
+            // The input stays unwritten until `xor_into`.
+            let input = blocks.get_in();
             for b in 0..STAGE / BATCH {
                 // SAFETY: the token exists only inside the `gfni256` runner;
                 // the stage holds STAGE blocks, batch `b` in place; `side`
-                // works on the caller's other data, not on the stage.
+                // reads `input` or the caller's other data, not the stage.
                 unsafe {
                     let q = p.add(16 * BATCH * b);
-                    gfni256::groups_beside::<4>(rk, q, q, side);
+                    gfni256::groups_beside::<4>(rk, q, q, &mut |s| side(s, input));
                 }
             }
             self.xor_into(blocks, &stage.0);

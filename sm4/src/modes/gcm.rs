@@ -203,54 +203,43 @@ impl GcmClosure for Run<'_, '_, '_> {
             g.update_padded(key, &mut y, aad);
             let mut c = c1;
             let mut done = 0;
-            // Each full stage's kernel call hashes another full stage
-            // beside its rounds (`ctr_xor_beside`): encrypting, the
-            // ciphertext of the stage before; decrypting, the ciphertext of
-            // the stage after, before it is overwritten. Other stages are
+            // A full stage is hashed beside a kernel call
+            // (`ctr_xor_beside`): encrypting, the ciphertext of the stage
+            // before during this one's; decrypting, this stage's own
+            // ciphertext, before the kernel overwrites it. Other stages are
             // hashed on their own.
             let mut pending: Option<InOutBuf<'_, '_, Blk>> = None;
-            let mut hashed_ahead = false;
             let mut stage = LazyStage::new();
             loop {
                 let m = core::cmp::min(STAGE, n - done);
                 let (mut chunk, rest) = blocks.split_at(m);
                 let last = done + m == n;
                 let ex: &mut [(u128, Blk)] = if last { &mut extra[..extras] } else { &mut [] };
-                // Whether a full stage is hashed beside this one's kernel
-                // call.
                 let beside = if decrypt {
-                    m == STAGE && rest.len() >= STAGE
+                    m == STAGE
                 } else {
                     pending.as_ref().is_some_and(|p| p.len() == STAGE)
                 };
-                if decrypt && !hashed_ahead {
-                    // The ciphertext, before it is overwritten.
-                    g.update(key, &mut y, chunk.get_in());
-                }
-                if !decrypt
-                    && !beside
-                    && let Some(p) = pending.take()
-                {
-                    g.update(key, &mut y, p.into_out());
-                }
                 if beside {
-                    let other: &[Blk] = if decrypt {
-                        &rest.get_in()[..STAGE]
-                    } else {
-                        pending.take().expect("a full stage").into_out()
-                    };
+                    let prev: Option<&[Blk]> = pending.take().map(|p| &*p.into_out());
                     const STEP: usize = STAGE / SIDE_STEPS;
                     let mut i = 0;
-                    let mut hash_steps = |steps: usize| {
-                        g.update(key, &mut y, &other[STEP * i..STEP * (i + steps)]);
+                    let mut hash_steps = |steps: usize, own: &[Blk]| {
+                        let src = prev.unwrap_or(own);
+                        g.update(key, &mut y, &src[STEP * i..STEP * (i + steps)]);
                         i += steps;
                     };
                     k.ctr_xor_beside(rk, c, chunk.reborrow(), ex, &mut stage, &mut hash_steps);
                     debug_assert_eq!(i, SIDE_STEPS);
                 } else {
+                    if decrypt {
+                        // The ciphertext, before it is overwritten.
+                        g.update(key, &mut y, chunk.get_in());
+                    } else if let Some(p) = pending.take() {
+                        g.update(key, &mut y, p.into_out());
+                    }
                     k.ctr_xor(rk, c, chunk.reborrow(), ex, &mut stage);
                 }
-                hashed_ahead = decrypt && beside;
                 if !decrypt {
                     pending = Some(chunk);
                 }
