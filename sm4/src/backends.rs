@@ -537,6 +537,39 @@ pub(crate) const STAGE: usize = 64;
 /// Calls of the side work per stage in [`Kernel::ctr_xor_beside`].
 pub(crate) const SIDE_STEPS: usize = 4;
 
+/// CTR on `gfni256` over `batches` batches of 32 blocks from `inp` to
+/// `out`, the counters from `c`, with `side` between the rounds (see
+/// `gfni256::groups_with`).
+///
+/// # Safety
+/// The CPU supports GFNI and AVX2; `inp` is readable and `out` writable
+/// for `32 * batches` blocks, equal or disjoint; the low 64 bits of `c` do
+/// not carry within them; `side` does not write them.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn gfni256_ctr(
+    rk: &[u32; 32],
+    c: u128,
+    inp: *const u8,
+    out: *mut u8,
+    batches: usize,
+    side: &mut impl FnMut(usize),
+) {
+    for b in 0..batches {
+        let off = 16 * 32 * b;
+        // SAFETY: batch `b` of the blocks, by this function's contract.
+        unsafe {
+            gfni256::groups_with::<4, true>(
+                rk,
+                inp.add(off),
+                out.add(off),
+                c.wrapping_add(32 * b as u128),
+                side,
+            )
+        };
+    }
+}
+
 /// `block = E(counter)` for each of up to four `extra` pairs of
 /// [`Kernel::ctr_xor`], on the kernel's lanes (one block's latency).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -746,11 +779,11 @@ pub(crate) trait Kernel: Copy {
     }
 
     /// [`ctr_xor`](Self::ctr_xor) beside other work in [`SIDE_STEPS`]
-    /// steps (GCM's GHASH of a stage; `side(s, input)` runs the next `s`
-    /// steps and may read `input`, these blocks' input, which is not yet
-    /// overwritten), which a kernel may spread between the rounds of a full
-    /// stage, where their dependency chains leave the vector units idle. By
-    /// default all steps run first, in one call.
+    /// steps (GCM's GHASH of a stage): `side(s, input)` runs the next `s`
+    /// steps and may read `input`, the input of the blocks of those steps,
+    /// not yet overwritten. A kernel may spread the steps between the
+    /// rounds of a full stage, where their dependency chains leave the
+    /// vector units idle; by default all run first, in one call.
     #[inline(always)]
     fn ctr_xor_beside(
         self,
@@ -1168,8 +1201,38 @@ macro_rules! simd_backend {
         }
         const XTS_FOLDS: bool = true;
     };
-    // The `gfni256` kernel runs GCM's GHASH between its rounds.
+    // The `gfni256` kernel makes CTR's counters in registers and runs GCM's
+    // GHASH between its rounds.
     (@extra gfni256) => {
+        #[inline(always)]
+        fn ctr_xor(
+            self,
+            rk: &[u32; 32],
+            c: u128,
+            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            extra: &mut [(u128, Block<crate::Sm4>)],
+            stage: &mut LazyStage,
+        ) {
+            const BATCH: usize = 32;
+            let n = blocks.len();
+            let full = n / BATCH * BATCH;
+            if full == 0 || extra.len() > 4 || (c as u64).checked_add(full as u64).is_none() {
+                // (The low half carries once in 2^64 blocks; public.)
+                return crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
+            }
+            let (head, rest) = blocks.split_at(full);
+            let (i, o) = head.into_raw();
+            // SAFETY: the token exists only inside the `gfni256` runner;
+            // `head` holds `full` blocks in and out, equal or disjoint; the
+            // low half of the counter does not carry (checked above).
+            unsafe { gfni256_ctr(rk, c, i.cast(), o.cast(), full / BATCH, &mut |_| {}) };
+            let c = c.wrapping_add(full as u128);
+            if rest.is_empty() {
+                crypt_extras(self, rk, extra);
+            } else {
+                crate::modes::ctr_stages(self, rk, c, rest, extra, stage.get());
+            }
+        }
         #[inline(always)]
         fn ctr_xor_beside(
             self,
@@ -1181,26 +1244,37 @@ macro_rules! simd_backend {
             side: &mut impl FnMut(usize, &[Block<crate::Sm4>]),
         ) {
             const BATCH: usize = 32;
+            const STEP: usize = STAGE / SIDE_STEPS;
             const _: () = assert!(STAGE / BATCH * gfni256::SIDE_CALLS == SIDE_STEPS);
-            if blocks.len() != STAGE || extra.len() > 4 {
+            let n = blocks.len();
+            if n != STAGE || extra.len() > 4 || (c as u64).checked_add(n as u64).is_none() {
+                // (The low half carries once in 2^64 blocks; public.)
                 side(SIDE_STEPS, blocks.get_in());
                 return self.ctr_xor(rk, c, blocks, extra, stage);
             }
-            let stage = stage.get();
-            self.ctr_fill(c, &mut stage.0);
-            let p = stage.0.as_mut_ptr().cast::<u8>();
-            // The input stays unwritten until `xor_into`.
-            let input = blocks.get_in();
-            for b in 0..STAGE / BATCH {
-                // SAFETY: the token exists only inside the `gfni256` runner;
-                // the stage holds STAGE blocks, batch `b` in place; `side`
-                // reads `input` or the caller's other data, not the stage.
-                unsafe {
-                    let q = p.add(16 * BATCH * b);
-                    gfni256::groups_beside::<4>(rk, q, q, &mut |s| side(s, input));
-                }
-            }
-            self.xor_into(blocks, &stage.0);
+            let (i, o) = blocks.into_raw();
+            let (i, o) = (i.cast::<u8>(), o.cast::<u8>());
+            let mut step = 0;
+            // Each step's own input blocks, read before the batch that holds
+            // them is written (its stores follow its last step).
+            let mut own = |s: usize| {
+                // SAFETY: blocks `STEP * step..` of the input, in this or a
+                // later batch, not yet overwritten; the slice lives only for
+                // this call.
+                let input = unsafe {
+                    core::slice::from_raw_parts(
+                        i.cast::<Block<crate::Sm4>>().add(STEP * step),
+                        STEP * s,
+                    )
+                };
+                side(s, input);
+                step += s;
+            };
+            // SAFETY: the token exists only inside the `gfni256` runner;
+            // `blocks` holds STAGE blocks in and out (equal or disjoint); the
+            // low half of the counter does not carry (checked above); `side`
+            // reads the blocks of its steps or the caller's other data.
+            unsafe { gfni256_ctr(rk, c, i, o, STAGE / BATCH, &mut own) };
             crypt_extras(self, rk, extra);
         }
     };

@@ -35,13 +35,16 @@ fn lengths(rng: &mut Rng) -> Vec<usize> {
 /// 128-bit carry crosses bytes and words inside one message.
 fn counter_iv(rng: &mut Rng) -> [u8; 16] {
     let mut iv: [u8; 16] = rng.array();
-    match rng.below(5) {
+    match rng.below(6) {
         0 => iv[8..].fill(0xff),
         1 => iv[12..].fill(0xff),
         2 => iv.fill(0xff),
         // The low word a few blocks short of its carry (the kernels that
         // count in 32-bit lanes switch paths there).
         3 => iv[12..].copy_from_slice(&(u32::MAX - rng.below(70) as u32).to_be_bytes()),
+        // The low 64 bits a few blocks short of theirs (the kernels that
+        // count in 64-bit halves switch paths there).
+        4 => iv[8..].copy_from_slice(&(u64::MAX - rng.below(70) as u64).to_be_bytes()),
         _ => {}
     }
     iv

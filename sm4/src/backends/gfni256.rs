@@ -250,10 +250,10 @@ fn xor2<const G: usize>(b: &[__m256i; G], c: &[__m256i; G]) -> [__m256i; G] {
 #[target_feature(enable = "gfni,avx2")]
 unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     // SAFETY: by this function's contract.
-    unsafe { groups_beside::<G>(km, inp, out, &mut |_| {}) }
+    unsafe { groups_with::<G, false>(km, inp, out, 0, &mut |_| {}) }
 }
 
-/// Calls of `side` per [`groups_beside`]: GCM then hashes 16 blocks (one
+/// Calls of `side` per [`groups_with`]: GCM then hashes 16 blocks (one
 /// reduction of `vpclmul256`) every 16 rounds. Measured on Zen 5, GCM at
 /// 4096 bytes (medians): 1.68 c/B with the hash after the kernel, 1.58
 /// with two calls, 1.58 with four, 1.79 with eight.
@@ -262,16 +262,22 @@ pub(crate) const SIDE_CALLS: usize = 2;
 /// [`groups`] with `side(1)` called [`SIDE_CALLS`] times between its
 /// rounds, evenly spaced, for work independent of these blocks (GCM's
 /// GHASH of other blocks) to run in the gaps of the rounds' dependency
-/// chains instead of after them.
+/// chains instead of after them. With `CTR` the blocks encrypted are the
+/// counter blocks `ctr, ctr + 1, ...` (128-bit big-endian), made in
+/// registers, and `out` gets their keystream XORed with `inp` (no stage of
+/// counters stored and loaded back, no pass of its own for the XOR).
 ///
 /// # Safety
-/// As [`groups`]; `side` does not touch `inp` or `out`.
+/// As [`groups`]; with `CTR`, the low 64 bits of `ctr` do not carry within
+/// the `8 * G` blocks, and `inp` is read before `out` over it is written.
+/// `side` does not touch `inp` or `out`.
 #[inline]
 #[target_feature(enable = "gfni,avx2")]
-pub(crate) unsafe fn groups_beside<const G: usize>(
+pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     km: &[u32; 32],
     inp: *const u8,
     out: *mut u8,
+    ctr: u128,
     side: &mut impl FnMut(usize),
 ) {
     // The words stay byte-reversed, as in `gfni::groups`: rotations by 8
@@ -280,11 +286,29 @@ pub(crate) unsafe fn groups_beside<const G: usize>(
     let [bswap, r8, r16, r24] = shuffles();
     let sh = [bswap, r24, r16, r8];
     let mut x = [[_mm256_setzero_si256(); 4]; G];
+    // Counters as (high, low) 64-bit halves per lane, the low half in the
+    // upper qword; byte-reversed per qword they are the big-endian blocks.
+    let first = _mm256_set_epi64x(
+        ctr.wrapping_add(1) as i64,
+        (ctr >> 64) as i64,
+        ctr as i64,
+        (ctr >> 64) as i64,
+    );
+    let bswap64 = _mm256_setr_epi8(
+        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13,
+        12, 11, 10, 9, 8,
+    );
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm256_setzero_si256(); 4];
         for (i, zi) in z.iter_mut().enumerate() {
-            // SAFETY: in bounds by the caller's contract.
-            *zi = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
+            *zi = if CTR {
+                let j = (8 * g + 2 * i) as i64;
+                let v = _mm256_add_epi64(first, _mm256_set_epi64x(j, 0, j, 0));
+                _mm256_shuffle_epi8(v, bswap64)
+            } else {
+                // SAFETY: in bounds by the caller's contract.
+                unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }
+            };
         }
         *xg = transpose(z);
     }
@@ -313,8 +337,15 @@ pub(crate) unsafe fn groups_beside<const G: usize>(
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
         for (i, zi) in z.iter().enumerate() {
+            let off = 128 * g + 32 * i;
+            let mut v = *zi;
+            if CTR {
+                // SAFETY: in bounds by the caller's contract; read before
+                // `out` over it is written.
+                v = _mm256_xor_si256(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
+            }
             // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), *zi) };
+            unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
         }
     }
 }

@@ -225,8 +225,11 @@ impl GcmClosure for Run<'_, '_, '_> {
                     const STEP: usize = STAGE / SIDE_STEPS;
                     let mut i = 0;
                     let mut hash_steps = |steps: usize, own: &[Blk]| {
-                        let src = prev.unwrap_or(own);
-                        g.update(key, &mut y, &src[STEP * i..STEP * (i + steps)]);
+                        let src = match prev {
+                            Some(p) => &p[STEP * i..STEP * (i + steps)],
+                            None => own,
+                        };
+                        g.update(key, &mut y, src);
                         i += steps;
                     };
                     k.ctr_xor_beside(rk, c, chunk.reborrow(), ex, &mut stage, &mut hash_steps);
