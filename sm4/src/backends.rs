@@ -537,37 +537,31 @@ pub(crate) const STAGE: usize = 64;
 /// Calls of the side work per stage in [`Kernel::ctr_xor_beside`].
 pub(crate) const SIDE_STEPS: usize = 4;
 
-/// CTR on `gfni256` over `batches` batches of 32 blocks from `inp` to
-/// `out`, the counters from `c`, with `side` between the rounds (see
-/// `gfni256::groups_with`).
-///
-/// # Safety
-/// The CPU supports GFNI and AVX2; `inp` is readable and `out` writable
-/// for `32 * batches` blocks, equal or disjoint; the low 64 bits of `c` do
-/// not carry within them; `side` does not write them.
+/// CTR on kernel module `$m` (`gfni256`, `avx`) over `$batches` batches of
+/// 32 blocks from `$inp` to `$out`, the counters from `$c`, with `$side`
+/// between the rounds (see `gfni256::groups_with`). Expanded inside an
+/// `unsafe` block whose contract is: the CPU supports the module's
+/// features; `$inp` is readable and `$out` writable for `32 * $batches`
+/// blocks, equal or disjoint; the low 64 bits of `$c` do not carry within
+/// them; `$side` does not write them.
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn gfni256_ctr(
-    rk: &[u32; 32],
-    c: u128,
-    inp: *const u8,
-    out: *mut u8,
-    batches: usize,
-    side: &mut impl FnMut(usize),
-) {
-    for b in 0..batches {
-        let off = 16 * 32 * b;
-        // SAFETY: batch `b` of the blocks, by this function's contract.
-        unsafe {
-            gfni256::groups_with::<4, true>(
-                rk,
+macro_rules! fused_ctr {
+    ($m:ident, $rk:expr, $c:expr, $inp:expr, $out:expr, $batches:expr, $side:expr) => {{
+        let (inp, out): (*const u8, *mut u8) = ($inp, $out);
+        let side = $side;
+        for b in 0..$batches {
+            let off = 16 * 32 * b;
+            // Batch `b` of the blocks (the expansion is inside the caller's
+            // `unsafe` block, under its contract).
+            $m::groups_with::<4, true>(
+                $rk,
                 inp.add(off),
                 out.add(off),
-                c.wrapping_add(32 * b as u128),
+                $c.wrapping_add(32 * b as u128),
                 side,
-            )
-        };
-    }
+            );
+        }
+    }};
 }
 
 /// `block = E(counter)` for each of up to four `extra` pairs of
@@ -1201,9 +1195,9 @@ macro_rules! simd_backend {
         }
         const XTS_FOLDS: bool = true;
     };
-    // The `gfni256` kernel makes CTR's counters in registers and runs GCM's
-    // GHASH between its rounds.
-    (@extra gfni256) => {
+    // The AVX2 kernels make CTR's counters in registers; `gfni256` also
+    // runs GCM's GHASH between its rounds.
+    (@ctr $m:ident) => {
         #[inline(always)]
         fn ctr_xor(
             self,
@@ -1222,10 +1216,10 @@ macro_rules! simd_backend {
             }
             let (head, rest) = blocks.split_at(full);
             let (i, o) = head.into_raw();
-            // SAFETY: the token exists only inside the `gfni256` runner;
+            // SAFETY: the token exists only inside its backend's runner;
             // `head` holds `full` blocks in and out, equal or disjoint; the
             // low half of the counter does not carry (checked above).
-            unsafe { gfni256_ctr(rk, c, i.cast(), o.cast(), full / BATCH, &mut |_| {}) };
+            unsafe { fused_ctr!($m, rk, c, i.cast(), o.cast(), full / BATCH, &mut |_| {}) };
             let c = c.wrapping_add(full as u128);
             if rest.is_empty() {
                 crypt_extras(self, rk, extra);
@@ -1233,6 +1227,12 @@ macro_rules! simd_backend {
                 crate::modes::ctr_stages(self, rk, c, rest, extra, stage.get());
             }
         }
+    };
+    (@extra avx) => {
+        simd_backend!(@ctr avx);
+    };
+    (@extra gfni256) => {
+        simd_backend!(@ctr gfni256);
         #[inline(always)]
         fn ctr_xor_beside(
             self,
@@ -1274,7 +1274,7 @@ macro_rules! simd_backend {
             // `blocks` holds STAGE blocks in and out (equal or disjoint); the
             // low half of the counter does not carry (checked above); `side`
             // reads the blocks of its steps or the caller's other data.
-            unsafe { gfni256_ctr(rk, c, i, o, STAGE / BATCH, &mut own) };
+            unsafe { fused_ctr!(gfni256, rk, c, i, o, STAGE / BATCH, &mut own) };
             crypt_extras(self, rk, extra);
         }
     };

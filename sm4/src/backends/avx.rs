@@ -24,6 +24,7 @@
 //! maps with every word broadcast to the four columns, where ShiftRows
 //! changes nothing and needs no fix-up.
 
+use super::x86_modes::ymm;
 use core::arch::x86_64::*;
 
 use cipher::{Block, InOut, InOutBuf, consts::U32};
@@ -364,13 +365,37 @@ fn map_keys(rk: &[u32; 32]) -> [u32; 32] {
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: by this function's contract.
+    unsafe { groups_with::<G, false>(km, inp, out, 0, &mut |_| {}) }
+}
+
+/// [`groups`], with `CTR` over counter blocks made in registers, as
+/// `gfni256::groups_with` (`side` is called there too, but no driver gives
+/// this kernel work of its own: its rounds leave no gaps).
+///
+/// # Safety
+/// As `gfni256::groups_with`.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
+    km: &[u32; 32],
+    inp: *const u8,
+    out: *mut u8,
+    ctr: u128,
+    side: &mut impl FnMut(usize),
+) {
     let sh = rotations();
     let mut x = [[_mm256_setzero_si256(); 4]; G];
+    let pair = ymm::ctr_pair(ctr);
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm256_setzero_si256(); 4];
         for (i, zi) in z.iter_mut().enumerate() {
-            // SAFETY: in bounds by the caller's contract.
-            *zi = unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) };
+            *zi = if CTR {
+                ymm::ctr_blocks(pair, 8 * g + 2 * i)
+            } else {
+                // SAFETY: in bounds by the caller's contract.
+                unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }
+            };
         }
         *xg = transpose(z);
     }
@@ -388,6 +413,9 @@ unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
         let p = xor2(&x0, &x1);
         round(&mut x2, &x3, &p, km[r + 2], &sh);
         round(&mut x3, &x2, &p, km[r + 3], &sh);
+        if r % 16 == 12 {
+            side(1);
+        }
     }
     let (inv_lo, inv_hi) = (table(&M1_INV_LO), table(&M1_INV_HI));
     for g in 0..G {
@@ -396,8 +424,15 @@ unsafe fn groups<const G: usize>(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     for (g, xg) in x.iter().enumerate() {
         let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
         for (i, zi) in z.iter().enumerate() {
+            let off = 128 * g + 32 * i;
+            let mut v = *zi;
+            if CTR {
+                // SAFETY: in bounds by the caller's contract; read before
+                // `out` over it is written.
+                v = _mm256_xor_si256(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
+            }
             // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(128 * g + 32 * i).cast(), *zi) };
+            unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
         }
     }
 }

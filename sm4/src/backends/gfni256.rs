@@ -10,6 +10,7 @@
 //! 8 blocks per group in four ymm registers; four groups (32 blocks)
 //! interleaved; single blocks on an xmm path in assembly (`round1!`).
 
+use super::x86_modes::ymm;
 use core::arch::x86_64::*;
 
 use cipher::{Block, InOut, InOutBuf, consts::U32};
@@ -286,25 +287,12 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     let [bswap, r8, r16, r24] = shuffles();
     let sh = [bswap, r24, r16, r8];
     let mut x = [[_mm256_setzero_si256(); 4]; G];
-    // Counters as (high, low) 64-bit halves per lane, the low half in the
-    // upper qword; byte-reversed per qword they are the big-endian blocks.
-    let first = _mm256_set_epi64x(
-        ctr.wrapping_add(1) as i64,
-        (ctr >> 64) as i64,
-        ctr as i64,
-        (ctr >> 64) as i64,
-    );
-    let bswap64 = _mm256_setr_epi8(
-        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13,
-        12, 11, 10, 9, 8,
-    );
+    let pair = ymm::ctr_pair(ctr);
     for (g, xg) in x.iter_mut().enumerate() {
         let mut z = [_mm256_setzero_si256(); 4];
         for (i, zi) in z.iter_mut().enumerate() {
             *zi = if CTR {
-                let j = (8 * g + 2 * i) as i64;
-                let v = _mm256_add_epi64(first, _mm256_set_epi64x(j, 0, j, 0));
-                _mm256_shuffle_epi8(v, bswap64)
+                ymm::ctr_blocks(pair, 8 * g + 2 * i)
             } else {
                 // SAFETY: in bounds by the caller's contract.
                 unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }

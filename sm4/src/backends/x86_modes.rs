@@ -251,6 +251,29 @@ pub(crate) mod ymm {
         _mm256_set_epi64x(h, l, h, l)
     }
 
+    /// Counter blocks `c` and `c + 1` as (high, low) 64-bit halves per
+    /// lane, the low half in the upper qword: [`ctr_blocks`] turns them
+    /// into the big-endian blocks `c + j`, `c + j + 1`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn ctr_pair(c: u128) -> V {
+        _mm256_set_epi64x(
+            c.wrapping_add(1) as i64,
+            (c >> 64) as i64,
+            c as i64,
+            (c >> 64) as i64,
+        )
+    }
+
+    /// The blocks `c + j`, `c + j + 1` of [`ctr_pair`]`(c)` (the low 64 bits
+    /// of `c` do not carry up to them).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn ctr_blocks(pair: V, j: usize) -> V {
+        let j = j as i64;
+        bytes(add64(pair, _mm256_set_epi64x(j, 0, j, 0)), splat(&BSWAP64))
+    }
+
     modes_body!("avx2");
 }
 
