@@ -6,6 +6,9 @@
 #   1. rustfmt, actionlint on the workflows, clippy (-D warnings), rustdoc;
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
+#      `cargo package` of the publishable crates, and a user's build from
+#      those packages (scripts/user-build.sh); the library crates built
+#      with the workspace's rust-version;
 #   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
 #      can run, soft always;
 #   4. the aarch64 tests under qemu-user, with `-cpu max` (SM3/SM4
@@ -16,7 +19,7 @@
 #      library crates built for thumbv7em-none-eabihf (no_std, no 64-bit
 #      atomics) and wasm32-unknown-unknown, clippy for all five;
 #   6. every fuzz target for FUZZ_SECONDS (30) seconds (nightly, cargo-fuzz).
-# Options: --quick skips 3 to 6 (for a fast local loop); --miri runs only
+# Options: --quick skips the rust-version build and 3 to 6 (for a fast local loop); --miri runs only
 # the Miri tests (nightly; about 10 minutes, in its own CI job).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -261,7 +264,7 @@ step "native tests ($(uname -m))"
 cargo test --workspace -- --nocapture
 
 step "adiantum disk-image example: encrypt, decrypt and verify a scratch image"
-cargo run --quiet -p adiantum --example disk_image -- selftest 2>&1 | tail -n 1
+cargo run --quiet -p adiantum-simd --example disk_image -- selftest 2>&1 | tail -n 1
 
 step "cargo package: each publishable crate built from its .crate file"
 # benches and testkit are publish = false. Our crates' path dependencies on
@@ -270,7 +273,19 @@ step "cargo package: each publishable crate built from its .crate file"
 # --allow-dirty: a local run with uncommitted changes checks them too.
 cargo package --workspace --exclude benches --exclude testkit --allow-dirty --quiet
 
+step "a user's build: the packaged crates, by name and version, run the root README's example"
+./scripts/user-build.sh
+
 [ $quick = 1 ] && exit 0
+
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+step "rust-version $msrv: the library crates, all features, built with Rust $msrv"
+rustup run "$msrv" rustc --version >/dev/null 2>&1 ||
+    rustup toolchain install "$msrv" --profile minimal >/dev/null
+CARGO_TARGET_DIR=target/msrv cargo "+$msrv" build --quiet --all-features \
+    -p sm4-simd -p sm3-simd -p chacha-simd -p nhpoly1305 -p adiantum-simd -p sm4-mac
+echo "rust-version $msrv: ${#LIB_CRATES[@]} crates built"
+drop_under_ci target/msrv
 
 if [ "$(uname -m)" = x86_64 ]; then
     forced soft '--cfg sm4_backend="soft" --cfg sm3_backend="soft" --cfg chacha_backend="soft" --cfg nhpoly1305_backend="soft"'

@@ -31,7 +31,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use adiantum::{AdiantumXChaCha12Aes, AdiantumXChaCha20Aes};
+use adiantum_simd::{AdiantumXChaCha12Aes, AdiantumXChaCha20Aes};
 
 const SECTOR: usize = 4096;
 
@@ -48,7 +48,7 @@ enum Cipher {
 }
 
 impl Cipher {
-    fn apply(&self, dir: Dir, tweak: &[u8], buf: &mut [u8]) -> Result<(), adiantum::Error> {
+    fn apply(&self, dir: Dir, tweak: &[u8], buf: &mut [u8]) -> Result<(), adiantum_simd::Error> {
         match (self, dir) {
             (Cipher::X12(c), Dir::Encrypt) => c.encrypt_in_place(tweak, buf),
             (Cipher::X12(c), Dir::Decrypt) => c.decrypt_in_place(tweak, buf),
@@ -155,7 +155,7 @@ fn process(
         .map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let tail = (len % SECTOR as u64) as usize;
-    if tail != 0 && tail < adiantum::BLOCK_SIZE {
+    if tail != 0 && tail < adiantum_simd::BLOCK_SIZE {
         return Err(format!(
             "{path}: {len} bytes leave a last sector of {tail} bytes; Adiantum needs at least 16"
         ));

@@ -20,14 +20,14 @@ pub use cipher;
 /// Adiantum with XChaCha12 and AES-256: the variant Linux (fscrypt,
 /// dm-crypt) calls `adiantum(xchacha12,aes)`.
 #[cfg(feature = "xchacha-aes")]
-pub type AdiantumXChaCha12Aes = Adiantum<chacha::XChaCha12, aes::Aes256>;
+pub type AdiantumXChaCha12Aes = Adiantum<chacha_simd::XChaCha12, aes::Aes256>;
 
 /// Adiantum with XChaCha20 and AES-256: Linux's `adiantum(xchacha20,aes)`.
 #[cfg(feature = "xchacha-aes")]
-pub type AdiantumXChaCha20Aes = Adiantum<chacha::XChaCha20, aes::Aes256>;
+pub type AdiantumXChaCha20Aes = Adiantum<chacha_simd::XChaCha20, aes::Aes256>;
 
 /// [`Adiantum`] under the name the `adiantum` 0.2 crate gives its type
-/// (`adiantum::Cipher<S, B>`, same parameter order). The calls differ:
+/// (`adiantum_simd::Cipher<S, B>`, same parameter order). The calls differ:
 /// `encrypt_in_place(tweak, buf)` returns an error where 0.2's
 /// `encrypt(buf, tweak)` panics.
 pub type Cipher<S, B> = Adiantum<S, B>;
@@ -75,7 +75,7 @@ impl core::error::Error for Error {}
 
 /// The name of the NHPoly1305 backend this CPU runs (the only primitive
 /// this crate calls directly; the stream and block ciphers choose their own
-/// code, e.g. `chacha::backend()`).
+/// code, e.g. `chacha_simd::backend()`).
 pub fn backend() -> &'static str {
     nhpoly1305::backend()
 }

@@ -2,12 +2,12 @@
 //! `chacha20` at every length, the wide-block property, and bad input.
 #![cfg(feature = "xchacha-aes")]
 
-use adiantum::{Adiantum, AdiantumXChaCha12Aes, AdiantumXChaCha20Aes, Error, HPolyC};
+use adiantum_simd::{Adiantum, AdiantumXChaCha12Aes, AdiantumXChaCha20Aes, Error, HPolyC};
 use aes::Aes256;
 use testkit::Rng;
 
 type RcAdiantum12 = Adiantum<rc_chacha20::XChaCha12, Aes256>;
-type HPolyC12 = HPolyC<chacha::XChaCha12, Aes256>;
+type HPolyC12 = HPolyC<chacha_simd::XChaCha12, Aes256>;
 
 /// Miri interprets every primitive at a few hundred bytes a second (a key
 /// setup takes seconds): there the tests run a few lengths each.

@@ -1,11 +1,11 @@
 //! Known answers: Google's Adiantum and HPolyC vectors (XChaCha8/12/20 with
 //! AES-256, tweaks of 0, 17 and 32 bytes) and the Linux test-manager
 //! `adiantum(xchacha12,aes)` / `adiantum(xchacha20,aes)` vectors, each run
-//! with our `chacha` and, as the composition test, with RustCrypto's
+//! with our `chacha-simd` and, as the composition test, with RustCrypto's
 //! `chacha20` in the same generic types.
 #![cfg(feature = "xchacha-aes")]
 
-use adiantum::{Adiantum, Error, HPolyC};
+use adiantum_simd::{Adiantum, Error, HPolyC};
 use aes::Aes256;
 
 /// Encrypt and decrypt one case through `enc` and `dec`.
@@ -44,15 +44,15 @@ fn adiantum_vectors() {
     for case in &cases {
         match case.u64("rounds") {
             8 => {
-                run!(Adiantum, chacha::XChaCha8, case);
+                run!(Adiantum, chacha_simd::XChaCha8, case);
                 run!(Adiantum, rc_chacha20::XChaCha8, case);
             }
             12 => {
-                run!(Adiantum, chacha::XChaCha12, case);
+                run!(Adiantum, chacha_simd::XChaCha12, case);
                 run!(Adiantum, rc_chacha20::XChaCha12, case);
             }
             20 => {
-                run!(Adiantum, chacha::XChaCha20, case);
+                run!(Adiantum, chacha_simd::XChaCha20, case);
                 run!(Adiantum, rc_chacha20::XChaCha20, case);
             }
             r => panic!("{}: rounds {r}", case.id()),
@@ -63,8 +63,8 @@ fn adiantum_vectors() {
     println!(
         "adiantum: {} vectors passed with chacha backend {} + nhpoly1305 backend {}",
         cases.len(),
-        chacha::backend(),
-        adiantum::backend()
+        chacha_simd::backend(),
+        adiantum_simd::backend()
     );
 }
 
@@ -76,8 +76,8 @@ fn aliases_match_vectors() {
         let tweak = case.hex("tweak");
         let mut buf = case.hex("plaintext");
         match case.u64("rounds") {
-            12 => adiantum::AdiantumXChaCha12Aes::new(&key).encrypt_in_place(&tweak, &mut buf),
-            20 => adiantum::AdiantumXChaCha20Aes::new(&key).encrypt_in_place(&tweak, &mut buf),
+            12 => adiantum_simd::AdiantumXChaCha12Aes::new(&key).encrypt_in_place(&tweak, &mut buf),
+            20 => adiantum_simd::AdiantumXChaCha20Aes::new(&key).encrypt_in_place(&tweak, &mut buf),
             r => panic!("{}: rounds {r}", case.id()),
         }
         .unwrap();
@@ -92,15 +92,15 @@ fn hpolyc_vectors() {
     for case in &cases {
         match case.u64("rounds") {
             8 => {
-                run!(HPolyC, chacha::XChaCha8, case);
+                run!(HPolyC, chacha_simd::XChaCha8, case);
                 run!(HPolyC, rc_chacha20::XChaCha8, case);
             }
             12 => {
-                run!(HPolyC, chacha::XChaCha12, case);
+                run!(HPolyC, chacha_simd::XChaCha12, case);
                 run!(HPolyC, rc_chacha20::XChaCha12, case);
             }
             20 => {
-                run!(HPolyC, chacha::XChaCha20, case);
+                run!(HPolyC, chacha_simd::XChaCha20, case);
                 run!(HPolyC, rc_chacha20::XChaCha20, case);
             }
             r => panic!("{}: rounds {r}", case.id()),

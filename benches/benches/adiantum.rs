@@ -4,7 +4,7 @@
 //! `cargo bench -p benches --no-default-features --features adiantum --bench adiantum`.
 use std::hint::black_box;
 
-use adiantum::{AdiantumXChaCha12Aes, AdiantumXChaCha20Aes, HPolyC};
+use adiantum_simd::{AdiantumXChaCha12Aes, AdiantumXChaCha20Aes, HPolyC};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const TWEAK: [u8; 32] = [0xa5; 32];
@@ -13,7 +13,7 @@ fn bench(c: &mut Criterion) {
     let key = [0x5a; 32];
     let a12 = AdiantumXChaCha12Aes::new(&key);
     let a20 = AdiantumXChaCha20Aes::new(&key);
-    let h12 = HPolyC::<chacha::XChaCha12, aes::Aes256>::new(&key);
+    let h12 = HPolyC::<chacha_simd::XChaCha12, aes::Aes256>::new(&key);
     let mut g = c.benchmark_group("adiantum");
     for size in [512usize, 4096] {
         g.throughput(Throughput::Bytes(size as u64));

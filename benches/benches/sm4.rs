@@ -53,9 +53,12 @@ where
 fn key_setup(c: &mut Criterion) {
     let key = [0x42u8; 16];
     let mut g = c.benchmark_group("sm4/key-setup");
-    for backend in sm4::Backend::ALL.into_iter().filter(|b| b.is_available()) {
+    for backend in sm4_simd::Backend::ALL
+        .into_iter()
+        .filter(|b| b.is_available())
+    {
         g.bench_function(backend.name(), |b| {
-            b.iter(|| sm4::Sm4::with_backend(black_box(&key), backend))
+            b.iter(|| sm4_simd::Sm4::with_backend(black_box(&key), backend))
         });
     }
     g.bench_function("rustcrypto-sm4", |b| {
@@ -66,7 +69,7 @@ fn key_setup(c: &mut Criterion) {
 
 fn bench(c: &mut Criterion) {
     let key = [0x42u8; 16];
-    group(c, sm4::backend(), sm4::Sm4::new(&key.into()));
+    group(c, sm4_simd::backend(), sm4_simd::Sm4::new(&key.into()));
     group(c, "rustcrypto-sm4", rc_sm4::Sm4::new(&key.into()));
     key_setup(c);
 }

@@ -9,7 +9,7 @@
 use benches::{buffer, estimate_hz, time_best};
 use ghash::GHash;
 use ghash::universal_hash::UniversalHash;
-use sm4::{Backend, GhashHook};
+use sm4_simd::{Backend, GhashHook};
 use std::hint::black_box;
 
 fn main() {

@@ -1,5 +1,5 @@
 //! Naming shared with the `adiantum` 0.2 crate: the workspace's
-//! `adiantum::Cipher<S, B>` (stream cipher first, then block cipher), keyed
+//! `adiantum_simd::Cipher<S, B>` (stream cipher first, then block cipher), keyed
 //! with `.into()` from a 32-byte array as 0.2's `KeyInit::new` is. The
 //! calls differ (see `adiantum/README.md`): 0.2's `encrypt(page, tweak)`
 //! panics on bad lengths, ours `encrypt_in_place(tweak, buf)` returns an
@@ -8,7 +8,7 @@
 //! 16, tweaks of up to 32 bytes).
 #![cfg(feature = "adiantum")]
 
-use adiantum::cipher::KeyInit;
+use adiantum_simd::cipher::KeyInit;
 use aes::Aes256;
 use testkit::Rng;
 
@@ -27,7 +27,7 @@ fn same_ciphertexts_as_adiantum_0_2() {
         // The call 0.2 needs (`.into()` to its `Array` key) also compiles
         // here, where it converts to the `[u8; 32]` that `new` takes.
         #[allow(clippy::useless_conversion)]
-        let ours = adiantum::Cipher::<chacha::XChaCha12, Aes256>::new(&key.into());
+        let ours = adiantum_simd::Cipher::<chacha_simd::XChaCha12, Aes256>::new(&key.into());
         let peer = rc_adiantum::Cipher::<rc_chacha20::XChaCha12, Aes256>::new(&key.into());
 
         let mut a = page.clone();
@@ -47,8 +47,8 @@ fn same_ciphertexts_as_adiantum_0_2() {
 #[test]
 fn cipher_is_adiantum() {
     fn key_init<K: KeyInit>() {}
-    key_init::<adiantum::Cipher<chacha::XChaCha20, Aes256>>();
-    let a: adiantum::AdiantumXChaCha20Aes = adiantum::Cipher::new(&[1; 32]);
+    key_init::<adiantum_simd::Cipher<chacha_simd::XChaCha20, Aes256>>();
+    let a: adiantum_simd::AdiantumXChaCha20Aes = adiantum_simd::Cipher::new(&[1; 32]);
     let mut buf = [0u8; 16];
     a.encrypt_in_place(b"", &mut buf).unwrap();
 }

@@ -1,7 +1,7 @@
 //! Drop-in naming: code written against RustCrypto `sm3` 0.5 builds
-//! against the workspace's `sm3` with only the crate name in its paths
+//! against the workspace's `sm3-simd` with only the crate name in its paths
 //! changed. Each macro is one piece of user code, expanded with `$c` =
-//! `rc_sm3` (RustCrypto) and `$c` = `sm3` (ours); both must give the same
+//! `rc_sm3` (RustCrypto) and `$c` = `sm3_simd` (ours); both must give the same
 //! bytes.
 #![cfg(feature = "sm3")]
 
@@ -38,5 +38,5 @@ macro_rules! hash_names {
 
 #[test]
 fn same_code_same_bytes() {
-    assert_eq!(hash_names!(sm3), hash_names!(rc_sm3));
+    assert_eq!(hash_names!(sm3_simd), hash_names!(rc_sm3));
 }

@@ -4,7 +4,7 @@
 //! emulate AVX-512).
 //!
 //! ```text
-//! cargo build --release --example valgrind_ct -p chacha
+//! cargo build --release --example valgrind_ct -p chacha-simd
 //! valgrind --error-exitcode=3 target/release/examples/valgrind_ct
 //! ```
 //! With `SANITY=1` it adds one deliberate key-dependent branch, to show that
@@ -12,7 +12,7 @@
 
 use std::hint::black_box;
 
-use chacha::{Backend, ChaCha, Extended, Ietf, Legacy, R8, R12, R20, Rounds, Variant};
+use chacha_simd::{Backend, ChaCha, Extended, Ietf, Legacy, R8, R12, R20, Rounds, Variant};
 use cipher::{StreamCipher, StreamCipherSeek};
 
 /// A Valgrind client request (x86_64 only; a no-op elsewhere and natively).
@@ -68,7 +68,7 @@ fn run<R: Rounds, V: Variant>(b: Backend) {
     c.apply_keystream(&mut buf);
     defined(&buf);
     black_box(&buf);
-    let out = chacha::hchacha_with_backend::<R>(b, &key, &[3u8; 16]).unwrap();
+    let out = chacha_simd::hchacha_with_backend::<R>(b, &key, &[3u8; 16]).unwrap();
     defined(&out);
     black_box(out);
 }

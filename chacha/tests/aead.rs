@@ -1,7 +1,7 @@
 //! The AEAD compositions users build from this crate's ciphers:
 //! ChaCha20-Poly1305 (RFC 8439) and XChaCha20-Poly1305
 //! (draft-irtf-cfrg-xchacha) as `chacha20poly1305::ChaChaPoly1305<C, N>`
-//! with `C` = [`chacha::ChaCha20`] or [`chacha::XChaCha20`].
+//! with `C` = [`chacha_simd::ChaCha20`] or [`chacha_simd::XChaCha20`].
 //!
 //! Known answers: `tests/data/aead-chacha20poly1305.json` (RFC 8439 2.8.2
 //! and A.5, draft-irtf-cfrg-xchacha-03 A.3.1). Then random messages against
@@ -13,9 +13,9 @@ use chacha20poly1305::{ChaChaPoly1305, XChaCha20Poly1305};
 use testkit::{Case, Rng, load_cases};
 
 /// RFC 8439 ChaCha20-Poly1305 over this crate's ChaCha20.
-type ChaCha20Poly1305 = ChaChaPoly1305<chacha::ChaCha20, U12>;
+type ChaCha20Poly1305 = ChaChaPoly1305<chacha_simd::ChaCha20, U12>;
 /// XChaCha20-Poly1305 over this crate's XChaCha20.
-type XChaCha20Poly1305Ours = ChaChaPoly1305<chacha::XChaCha20, U24>;
+type XChaCha20Poly1305Ours = ChaChaPoly1305<chacha_simd::XChaCha20, U24>;
 
 fn check<A: KeyInit + AeadInOut>(case: &Case) {
     let aead = A::new_from_slice(&case.hex("key")).expect("32-byte key");
@@ -75,7 +75,7 @@ fn vectors() {
     assert_eq!(ran, [2, 1], "cases run (ChaCha20, XChaCha20)");
     println!(
         "chacha: AEAD vectors on the {} backend: {} ChaCha20-Poly1305, {} XChaCha20-Poly1305",
-        chacha::backend(),
+        chacha_simd::backend(),
         ran[0],
         ran[1]
     );

@@ -1,7 +1,7 @@
 //! Every backend against `soft`: all lengths 0..=2100, chunked calls, seeks,
 //! misaligned and out-of-place buffers, and the end of the counter space.
 
-use chacha::{Backend, ChaCha, Extended, Ietf, Legacy, R8, R12, R20, Rounds, Variant};
+use chacha_simd::{Backend, ChaCha, Extended, Ietf, Legacy, R8, R12, R20, Rounds, Variant};
 use cipher::{StreamCipher, StreamCipherSeek};
 use testkit::Rng;
 

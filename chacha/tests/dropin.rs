@@ -5,7 +5,7 @@
 //! names (`Key`, `Nonce`, `XNonce`, `LegacyNonce`, the `KeyIvInit`
 //! re-export, the cipher aliases, `hchacha`, `variants`, `R20`). It is
 //! expanded twice, with `$c` = `rc_chacha20` (RustCrypto) and `$c` =
-//! `chacha` (this crate), and both expansions must give the same bytes.
+//! `chacha_simd` (this crate), and both expansions must give the same bytes.
 
 use hex_literal::hex;
 
@@ -87,10 +87,10 @@ macro_rules! hchacha_and_markers {
 
 #[test]
 fn same_code_same_bytes() {
-    assert_eq!(rfc8439_stream!(chacha), rfc8439_stream!(rc_chacha20));
-    assert_eq!(every_alias!(chacha), every_alias!(rc_chacha20));
+    assert_eq!(rfc8439_stream!(chacha_simd), rfc8439_stream!(rc_chacha20));
+    assert_eq!(every_alias!(chacha_simd), every_alias!(rc_chacha20));
     assert_eq!(
-        hchacha_and_markers!(chacha),
+        hchacha_and_markers!(chacha_simd),
         hchacha_and_markers!(rc_chacha20)
     );
 }
@@ -99,8 +99,8 @@ fn same_code_same_bytes() {
 /// RFC 8439 2.4.2 keystream check written with `Key`/`Nonce`.
 #[test]
 fn rfc8439_through_aliases() {
-    use chacha::cipher::StreamCipher;
-    use chacha::{ChaCha20, Key, KeyIvInit, Nonce};
+    use chacha_simd::cipher::StreamCipher;
+    use chacha_simd::{ChaCha20, Key, KeyIvInit, Nonce};
     let key = Key::from(hex!(
         "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
     ));

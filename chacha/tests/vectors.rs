@@ -1,7 +1,7 @@
 //! Known-answer tests: RFC 8439, draft-irtf-cfrg-xchacha, Google's Adiantum
 //! ChaCha/XChaCha vectors and the Linux test manager's, on every backend.
 
-use chacha::{
+use chacha_simd::{
     Backend, ChaCha, ChaCha20, ChaCha20Legacy, Extended, Legacy, R8, R12, R20, Rounds, Variant,
     XChaCha20, hchacha,
 };
@@ -40,7 +40,7 @@ fn chacha_vectors() {
         }
         for b in Backend::available() {
             match (case.str("variant"), case.u64("rounds")) {
-                ("ietf", 20) => check::<R20, chacha::Ietf>(case, b),
+                ("ietf", 20) => check::<R20, chacha_simd::Ietf>(case, b),
                 ("djb", 20) => check::<R20, Legacy>(case, b),
                 ("djb", 12) => check::<R12, Legacy>(case, b),
                 ("djb", 8) => check::<R8, Legacy>(case, b),
@@ -83,7 +83,7 @@ fn hchacha_vectors() {
         let out = case.array::<32>("output");
         assert_eq!(hchacha::<R20>(&key, &input), out, "{}", case.id());
         for b in Backend::available() {
-            let got = chacha::hchacha_with_backend::<R20>(b, &key, &input).unwrap();
+            let got = chacha_simd::hchacha_with_backend::<R20>(b, &key, &input).unwrap();
             assert_eq!(got, out, "{} on {}", case.id(), b.name());
         }
     }
@@ -96,15 +96,15 @@ fn hchacha_reduced_rounds_agree() {
     for _ in 0..20 {
         let key = rng.array::<32>();
         let input = rng.array::<16>();
-        let s8 = chacha::hchacha_with_backend::<R8>(Backend::Soft, &key, &input).unwrap();
-        let s12 = chacha::hchacha_with_backend::<R12>(Backend::Soft, &key, &input).unwrap();
+        let s8 = chacha_simd::hchacha_with_backend::<R8>(Backend::Soft, &key, &input).unwrap();
+        let s12 = chacha_simd::hchacha_with_backend::<R12>(Backend::Soft, &key, &input).unwrap();
         for b in Backend::available() {
             assert_eq!(
-                chacha::hchacha_with_backend::<R8>(b, &key, &input).unwrap(),
+                chacha_simd::hchacha_with_backend::<R8>(b, &key, &input).unwrap(),
                 s8
             );
             assert_eq!(
-                chacha::hchacha_with_backend::<R12>(b, &key, &input).unwrap(),
+                chacha_simd::hchacha_with_backend::<R12>(b, &key, &input).unwrap(),
                 s12
             );
         }
@@ -138,9 +138,13 @@ fn debug_and_names() {
     assert!(!s.contains("07"), "{s}");
     let l = ChaCha20Legacy::new(&[7u8; 32].into(), &[1u8; 8].into());
     assert!(format!("{l:?}").starts_with("ChaCha20Legacy"));
-    assert!(["soft", "avx", "avx512", "avx512zmm", "neon"].contains(&chacha::backend()));
+    assert!(["soft", "avx", "avx512", "avx512zmm", "neon"].contains(&chacha_simd::backend()));
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        assert_eq!(chacha::backend(), "soft", "no SIMD backend on this target");
+        assert_eq!(
+            chacha_simd::backend(),
+            "soft",
+            "no SIMD backend on this target"
+        );
     }
     assert!(ChaCha20::new_from_slices(&[0u8; 31], &[0u8; 12]).is_err());
     assert!(ChaCha20::new_from_slices(&[0u8; 32], &[0u8; 8]).is_err());
@@ -149,17 +153,17 @@ fn debug_and_names() {
 #[test]
 fn forced_backend_is_used() {
     #[cfg(chacha_backend = "soft")]
-    assert_eq!(chacha::backend(), "soft");
+    assert_eq!(chacha_simd::backend(), "soft");
     #[cfg(chacha_backend = "avx")]
-    assert_eq!(chacha::backend(), "avx");
+    assert_eq!(chacha_simd::backend(), "avx");
     #[cfg(chacha_backend = "avx512")]
-    assert_eq!(chacha::backend(), "avx512");
+    assert_eq!(chacha_simd::backend(), "avx512");
     #[cfg(chacha_backend = "avx512zmm")]
-    assert_eq!(chacha::backend(), "avx512zmm");
+    assert_eq!(chacha_simd::backend(), "avx512zmm");
     #[cfg(chacha_backend = "neon")]
-    assert_eq!(chacha::backend(), "neon");
+    assert_eq!(chacha_simd::backend(), "neon");
     let c = XChaCha20::new(&[0u8; 32].into(), &[0u8; 24].into());
-    assert_eq!(c.backend_name(), chacha::backend());
+    assert_eq!(c.backend_name(), chacha_simd::backend());
 }
 
 #[cfg(feature = "zeroize")]
@@ -167,7 +171,7 @@ fn forced_backend_is_used() {
 fn zeroize_on_drop() {
     fn is_zod<T: zeroize::ZeroizeOnDrop>() {}
     is_zod::<ChaCha20>();
-    is_zod::<chacha::XChaCha12>();
+    is_zod::<chacha_simd::XChaCha12>();
 }
 
 // About 250 KiB of keystream each: not under Miri, where
@@ -175,7 +179,7 @@ fn zeroize_on_drop() {
 #[cfg(not(miri))]
 cipher::stream_cipher_seek_test!(chacha20_seek, ChaCha20);
 #[cfg(not(miri))]
-cipher::stream_cipher_seek_test!(xchacha12_seek, chacha::XChaCha12);
+cipher::stream_cipher_seek_test!(xchacha12_seek, chacha_simd::XChaCha12);
 #[cfg(not(miri))]
 cipher::stream_cipher_seek_test!(chacha20_legacy_seek, ChaCha20Legacy);
 
@@ -183,7 +187,7 @@ cipher::stream_cipher_seek_test!(chacha20_legacy_seek, ChaCha20Legacy);
 /// applying the keystream to zeros.
 #[test]
 fn clone_and_write_keystream() {
-    let mut a = chacha::XChaCha12::new(&[3u8; 32].into(), &[4u8; 24].into());
+    let mut a = chacha_simd::XChaCha12::new(&[3u8; 32].into(), &[4u8; 24].into());
     let mut head = [0u8; 100];
     a.apply_keystream(&mut head);
     let mut b = a.clone();

@@ -1,7 +1,7 @@
 //! Adiantum and HPolyC: decrypt(encrypt(m)) == m for any tweak and any
 //! message length; messages under 16 bytes are refused, never a panic.
 #![no_main]
-use adiantum::AdiantumXChaCha12Aes;
+use adiantum_simd::AdiantumXChaCha12Aes;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! Every ChaCha backend against `soft`: XChaCha12 and ChaCha20 keystreams
 //! applied in two chunks after a seek.
 #![no_main]
-use chacha::{Backend, ChaCha20, XChaCha12};
+use chacha_simd::{Backend, ChaCha20, XChaCha12};
 use cipher::{StreamCipher, StreamCipherSeek};
 use libfuzzer_sys::fuzz_target;
 

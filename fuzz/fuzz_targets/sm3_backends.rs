@@ -3,7 +3,7 @@
 #![no_main]
 use digest::Digest;
 use libfuzzer_sys::fuzz_target;
-use sm3::{Backend, Lanes, Sm3};
+use sm3_simd::{Backend, Lanes, Sm3};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&split, msg)) = data.split_first() else {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     let want: Vec<[u8; 32]> = msgs.iter().map(|m| Sm3::digest(m).into()).collect();
     for lanes in Lanes::available() {
         let mut got = vec![[0u8; 32]; msgs.len()];
-        sm3::digest_many_with(lanes, &msgs, &mut got).expect("lengths match");
+        sm3_simd::digest_many_with(lanes, &msgs, &mut got).expect("lengths match");
         assert_eq!(got, want, "{}", lanes.name());
     }
 });

@@ -2,7 +2,7 @@
 #![no_main]
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, array::Array};
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, Sm4};
+use sm4_simd::{Backend, Sm4};
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<16>() else {

@@ -1,10 +1,10 @@
-//! `sm4::Sm4CbcEnc` / `Sm4CbcDec` on every backend against the `cbc`
+//! `sm4_simd::Sm4CbcEnc` / `Sm4CbcDec` on every backend against the `cbc`
 //! crate, and CBC-CS3 against its definition (CBC over the zero-padded
 //! message, the last two blocks swapped, truncated).
 #![no_main]
 use cipher::{BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyIvInit, array::Array};
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, Sm4, Sm4CbcDec, Sm4CbcEnc};
+use sm4_simd::{Backend, Sm4, Sm4CbcDec, Sm4CbcEnc};
 
 fn blocks(buf: &mut [u8]) -> &mut [Array<u8, cipher::consts::U16>] {
     Array::slice_as_chunks_mut(buf).0

@@ -1,4 +1,4 @@
-//! `sm4::Sm4Ccm` on every backend against `ccm::Ccm<Sm4, U16, U12>`: seal,
+//! `sm4_simd::Sm4Ccm` on every backend against `ccm::Ccm<Sm4, U16, U12>`: seal,
 //! open, and a changed tag refused with no plaintext left.
 #![no_main]
 use aead::{
@@ -7,7 +7,7 @@ use aead::{
 };
 use cipher::common::InnerInit;
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, Sm4, Sm4Ccm};
+use sm4_simd::{Backend, Sm4, Sm4Ccm};
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<16>() else {

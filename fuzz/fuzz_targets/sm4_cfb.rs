@@ -1,9 +1,9 @@
-//! `sm4::Sm4CfbEnc` / `Sm4CfbDec` on every backend against `cfb-mode`,
+//! `sm4_simd::Sm4CfbEnc` / `Sm4CfbDec` on every backend against `cfb-mode`,
 //! messages of any length.
 #![no_main]
 use cipher::{InnerIvInit, KeyIvInit};
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, Sm4, Sm4CfbDec, Sm4CfbEnc};
+use sm4_simd::{Backend, Sm4, Sm4CfbDec, Sm4CfbEnc};
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<16>() else {

@@ -1,9 +1,9 @@
-//! `sm4::Sm4Ctr` on every backend against `ctr::Ctr128BE<Sm4>`, the
+//! `sm4_simd::Sm4Ctr` on every backend against `ctr::Ctr128BE<Sm4>`, the
 //! message in two calls split at a fuzzed point.
 #![no_main]
 use cipher::{InnerIvInit, KeyIvInit, StreamCipher};
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, Sm4, Sm4Ctr};
+use sm4_simd::{Backend, Sm4, Sm4Ctr};
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<16>() else {

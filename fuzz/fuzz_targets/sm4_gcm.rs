@@ -1,10 +1,10 @@
-//! `sm4::Sm4Gcm` on every backend and GHASH engine against
+//! `sm4_simd::Sm4Gcm` on every backend and GHASH engine against
 //! `aes_gcm::AesGcm<Sm4, U12>`: seal, open, and a changed tag refused with
 //! no plaintext left.
 #![no_main]
 use aead::{AeadInOut, KeyInit, consts::U12};
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, GhashEngine, Sm4, Sm4Gcm};
+use sm4_simd::{Backend, GhashEngine, Sm4, Sm4Gcm};
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<16>() else {

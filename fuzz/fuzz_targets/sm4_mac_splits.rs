@@ -3,8 +3,8 @@
 #![no_main]
 use digest::Mac;
 use libfuzzer_sys::fuzz_target;
-use sm4::Backend;
 use sm4_mac::Sm4Cmac;
+use sm4_simd::Backend;
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<16>() else {

@@ -1,10 +1,10 @@
-//! `sm4::Sm4Xts` on every backend: IEEE 1619 against `xts-mode`, both
+//! `sm4_simd::Sm4Xts` on every backend: IEEE 1619 against `xts-mode`, both
 //! standards decrypt(encrypt(x)), and the multi-sector call against a loop
 //! of single sectors.
 #![no_main]
 use cipher::KeyInit;
 use libfuzzer_sys::fuzz_target;
-use sm4::{Backend, Sm4, Sm4Xts, XtsStandard};
+use sm4_simd::{Backend, Sm4, Sm4Xts, XtsStandard};
 
 fuzz_target!(|data: &[u8]| {
     let Some((key, rest)) = data.split_first_chunk::<32>() else {

@@ -7,7 +7,7 @@ pub use digest::{self, Digest};
 mod backends;
 
 /// The block-level core under the module path RustCrypto `sm3` gives it
-/// (`sm3::block_api::Sm3Core`); the same type as [`Sm3Core`].
+/// (`sm3_simd::block_api::Sm3Core`); the same type as [`Sm3Core`].
 pub mod block_api {
     pub use crate::Sm3Core;
 }
@@ -201,7 +201,7 @@ impl fmt::Display for LengthMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "sm3::digest_many: {} messages but {} output slots",
+            "sm3_simd::digest_many: {} messages but {} output slots",
             self.messages, self.outputs
         )
     }
@@ -222,9 +222,9 @@ impl core::error::Error for LengthMismatch {}
 /// ```
 /// let msgs: [&[u8]; 3] = [b"abc", b"", &[0x61; 1000]];
 /// let mut out = [[0u8; 32]; 3];
-/// sm3::digest_many(&msgs, &mut out).unwrap();
-/// use sm3::Digest;
-/// assert_eq!(out[0], sm3::Sm3::digest(b"abc").as_slice());
+/// sm3_simd::digest_many(&msgs, &mut out).unwrap();
+/// use sm3_simd::Digest;
+/// assert_eq!(out[0], sm3_simd::Sm3::digest(b"abc").as_slice());
 /// ```
 pub fn digest_many(messages: &[&[u8]], out: &mut [[u8; 32]]) -> Result<(), LengthMismatch> {
     digest_many_with(backends::detect_lanes(), messages, out)

@@ -10,7 +10,7 @@
 
 use hkdf::Hkdf;
 use hmac::{Hmac, KeyInit, Mac, SimpleHmac};
-use sm3::Sm3;
+use sm3_simd::Sm3;
 use testkit::{Rng, load_cases};
 
 #[test]

@@ -2,8 +2,8 @@
 //! `soft`.
 
 use hex_literal::hex;
-use sm3::digest::{Digest, common::hazmat::SerializableState};
-use sm3::{Backend, Lanes, Sm3};
+use sm3_simd::digest::{Digest, common::hazmat::SerializableState};
+use sm3_simd::{Backend, Lanes, Sm3};
 use testkit::Rng;
 
 /// Miri interprets the soft backend (its only one) at a few blocks a
@@ -45,7 +45,7 @@ fn vectors() {
         }
         assert_eq!(Sm3::digest(&msg)[..], want[..], "{}", c.id());
         let mut out = [[0u8; 32]];
-        sm3::digest_many(&[&msg], &mut out).unwrap();
+        sm3_simd::digest_many(&[&msg], &mut out).unwrap();
         assert_eq!(out[0][..], want[..], "{}", c.id());
     }
 }
@@ -240,7 +240,7 @@ fn digest_many_against_digest() {
                 })
                 .collect();
             let mut out = vec![[0u8; 32]; n];
-            sm3::digest_many_with(lanes, &msgs, &mut out).unwrap();
+            sm3_simd::digest_many_with(lanes, &msgs, &mut out).unwrap();
             for (i, (m, o)) in msgs.iter().zip(&out).enumerate() {
                 assert_eq!(
                     o[..],
@@ -257,7 +257,7 @@ fn digest_many_against_digest() {
                 .map(|i| &data[i..i + len])
                 .collect();
             let mut out = vec![[0u8; 32]; msgs.len()];
-            sm3::digest_many_with(lanes, &msgs, &mut out).unwrap();
+            sm3_simd::digest_many_with(lanes, &msgs, &mut out).unwrap();
             for (m, o) in msgs.iter().zip(&out) {
                 assert_eq!(
                     o[..],
@@ -274,9 +274,9 @@ fn digest_many_against_digest() {
 #[test]
 fn digest_many_edge_cases() {
     let mut out: [[u8; 32]; 0] = [];
-    assert!(sm3::digest_many(&[], &mut out).is_ok());
+    assert!(sm3_simd::digest_many(&[], &mut out).is_ok());
     let mut out = [[0u8; 32]; 1];
-    let err = sm3::digest_many(&[b"a", b"b"], &mut out).unwrap_err();
+    let err = sm3_simd::digest_many(&[b"a", b"b"], &mut out).unwrap_err();
     assert_eq!((err.messages, err.outputs), (2, 1));
     assert_eq!(out, [[0u8; 32]; 1], "nothing written on error");
 }
@@ -305,9 +305,9 @@ fn serialize_reset_clone() {
 
 #[test]
 fn backend_names() {
-    let name = sm3::backend();
+    let name = sm3_simd::backend();
     assert!(Backend::available().any(|b| b.name() == name), "{name}");
-    let many = sm3::digest_many_backend();
+    let many = sm3_simd::digest_many_backend();
     assert!(Lanes::available().any(|l| l.name() == many), "{many}");
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         assert_eq!((name, many), ("soft", "serial"), "no SIMD backend here");
@@ -332,7 +332,7 @@ fn backend_names() {
 #[cfg(feature = "oid")]
 #[test]
 fn oid() {
-    use sm3::digest::const_oid::AssociatedOid;
+    use sm3_simd::digest::const_oid::AssociatedOid;
     assert_eq!(Sm3::OID.to_string(), "1.2.156.10197.1.401");
 }
 

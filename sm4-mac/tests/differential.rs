@@ -203,9 +203,9 @@ fn empty_message_tags() {
 #[test]
 fn every_sm4_backend_against_rustcrypto() {
     let mut names = Vec::new();
-    for (i, b) in sm4::Backend::available().enumerate() {
-        differential::<sm4::Sm4, rc_sm4::Sm4>(100 + i as u64, |k| {
-            sm4::Sm4::with_backend(k, b).unwrap()
+    for (i, b) in sm4_simd::Backend::available().enumerate() {
+        differential::<sm4_simd::Sm4, rc_sm4::Sm4>(100 + i as u64, |k| {
+            sm4_simd::Sm4::with_backend(k, b).unwrap()
         });
         // The hooks pin the same backend.
         let key = [9u8; 16];

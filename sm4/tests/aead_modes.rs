@@ -10,7 +10,7 @@ mod common;
 use aead::{AeadInOut, consts::*};
 use cipher::common::InnerInit;
 use common::{backends, on, soft};
-use sm4::{Backend, Ccm, CcmNonceSize, CcmTagSize, GhashEngine, Sm4, Sm4Gcm};
+use sm4_simd::{Backend, Ccm, CcmNonceSize, CcmTagSize, GhashEngine, Sm4, Sm4Gcm};
 use testkit::Rng;
 
 /// Seal with `a`: ciphertext || tag, through a misaligned in-place buffer
@@ -302,7 +302,7 @@ fn debug_has_no_key() {
     let a = Ccm::<U16, U12>::inner_init(Sm4::new_from_slice(&[0x42; 16]).unwrap());
     let d = format!("{a:?}");
     assert!(
-        d.contains(sm4::backend()) && !d.contains("42") && !d.contains("66"),
+        d.contains(sm4_simd::backend()) && !d.contains("42") && !d.contains("66"),
         "{d}"
     );
 }

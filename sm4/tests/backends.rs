@@ -6,7 +6,7 @@ mod common;
 
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, InOutBuf};
 use common::*;
-use sm4::{Backend, Sm4};
+use sm4_simd::{Backend, Sm4};
 
 /// Outputs of every mode for one key pair and message.
 fn all_modes(c1: &Sm4, c2: &Sm4, iv: &[u8; 16], msg: &[u8]) -> Vec<Vec<u8>> {
@@ -43,7 +43,7 @@ fn backends_match_soft() {
     println!(
         "sm4: backends tested against soft: {} (default: {})",
         names.join(" "),
-        sm4::backend()
+        sm4_simd::backend()
     );
     let mut rng = testkit::Rng::new(0x5eed_5a4d);
     // Miri (soft only, about 0.2 s a block) runs a few lengths: none, one
@@ -138,7 +138,11 @@ fn backends_match_soft() {
 fn backend_names() {
     assert!(Backend::available().any(|b| b == Backend::Soft));
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        assert_eq!(sm4::backend(), "soft", "no SIMD backend on this target");
+        assert_eq!(
+            sm4_simd::backend(),
+            "soft",
+            "no SIMD backend on this target"
+        );
     }
     for b in Backend::ALL {
         if !b.is_available() {

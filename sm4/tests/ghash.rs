@@ -5,7 +5,7 @@
 
 use ghash::GHash;
 use ghash::universal_hash::UniversalHash;
-use sm4::{Backend, GhashEngine, GhashHook};
+use sm4_simd::{Backend, GhashEngine, GhashHook};
 use testkit::{Rng, hex};
 
 /// Every pair this CPU runs, printed once.

@@ -12,7 +12,7 @@ use cipher::{
     IvState, KeyInit, StreamCipher, StreamCipherSeek, block_padding::Pkcs7, common::InnerInit,
 };
 use common::*;
-use sm4::{
+use sm4_simd::{
     Backend, Error, Sm4, Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard,
 };
 use testkit::Rng;
@@ -670,7 +670,7 @@ fn errors_debug_and_traits() {
     ];
     for d in dbg {
         assert!(
-            d.contains(sm4::backend()) && !d.contains("42") && !d.contains("66"),
+            d.contains(sm4_simd::backend()) && !d.contains("42") && !d.contains("66"),
             "{d}"
         );
     }

@@ -6,7 +6,7 @@ mod common;
 use aead::{AeadInOut, consts::*};
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, InvalidLength, KeyInit};
 use common::*;
-use sm4::Sm4;
+use sm4_simd::Sm4;
 
 fn key16(c: &testkit::Case) -> Sm4 {
     Sm4::new_from_slice(&c.hex("key")).unwrap()
@@ -16,9 +16,9 @@ fn key16(c: &testkit::Case) -> Sm4 {
 fn gbt32907_examples() {
     for c in testkit::load_cases(env!("CARGO_MANIFEST_DIR"), "tests/data/sm4.json") {
         let n = c.u64("iterations");
-        for b in sm4::Backend::available() {
+        for b in sm4_simd::Backend::available() {
             // the 1,000,000-fold example only on the default backend
-            if n > 1 && (b.name() != sm4::backend() || cfg!(miri)) {
+            if n > 1 && (b.name() != sm4_simd::backend() || cfg!(miri)) {
                 continue;
             }
             let cipher = Sm4::with_backend(&c.array::<16>("key"), b).unwrap();
@@ -166,7 +166,7 @@ fn aead_vectors() {
         );
         match (c.str("mode"), nonce.len(), tag.len()) {
             ("gcm", 12, 16) => {
-                for b in sm4::Backend::available() {
+                for b in sm4_simd::Backend::available() {
                     let k = Sm4::with_backend(&c.array::<16>("key"), b).unwrap();
                     let nonce: [u8; 12] = nonce.clone().try_into().unwrap();
                     let sealed = gcm_seal(&k, &nonce, &aad, &pt);
@@ -215,8 +215,8 @@ fn names_and_debug() {
     let k = Sm4::new(&[0x42u8; 16].into());
     let d = format!("{k:?}");
     assert!(
-        d.contains(sm4::backend()) && !d.contains("42") && !d.contains("66"),
+        d.contains(sm4_simd::backend()) && !d.contains("42") && !d.contains("66"),
         "{d}"
     );
-    assert!(sm4::Backend::available().any(|b| b.name() == sm4::backend()));
+    assert!(sm4_simd::Backend::available().any(|b| b.name() == sm4_simd::backend()));
 }

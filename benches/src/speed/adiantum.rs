@@ -4,12 +4,12 @@
 //! `adiantum` 0.2 crate as the peer.
 //!
 //! The crate has no backends of its own; the backend column names the
-//! stream cipher's and the hash's (`chacha` + `nhpoly1305`), chosen by their
+//! stream cipher's and the hash's (`chacha-simd` + `nhpoly1305`), chosen by their
 //! default detection.
 
 use std::hint::black_box;
 
-use adiantum::{Adiantum, HPolyC};
+use adiantum_simd::{Adiantum, HPolyC};
 use cipher::consts::{U24, U32};
 use cipher::{KeyInit, KeyIvInit, StreamCipher};
 
@@ -97,15 +97,15 @@ fn peer_rows(s: &mut crate::Speed, alg: &str) {
 
 /// Measure this family's rows.
 pub fn rows(s: &mut crate::Speed) {
-    let backend = format!("{}+{}", chacha::backend(), adiantum::backend());
+    let backend = format!("{}+{}", chacha_simd::backend(), adiantum_simd::backend());
 
-    let a12 = adiantum::AdiantumXChaCha12Aes::new(&KEY);
+    let a12 = adiantum_simd::AdiantumXChaCha12Aes::new(&KEY);
     our_rows(s, "adiantum-xchacha12-aes", &backend, &a12);
     peer_rows(s, "adiantum-xchacha12-aes");
 
-    let a20 = adiantum::AdiantumXChaCha20Aes::new(&KEY);
+    let a20 = adiantum_simd::AdiantumXChaCha20Aes::new(&KEY);
     our_rows(s, "adiantum-xchacha20-aes", &backend, &a20);
 
-    let h12 = HPolyC::<chacha::XChaCha12, aes::Aes256>::new(&KEY);
+    let h12 = HPolyC::<chacha_simd::XChaCha12, aes::Aes256>::new(&KEY);
     our_rows(s, "hpolyc-xchacha12-aes", &backend, &h12);
 }

@@ -9,7 +9,7 @@
 
 use std::hint::black_box;
 
-use chacha::{Backend, ChaCha, Extended, Ietf, R8, R12, R20, Rounds, Variant};
+use chacha_simd::{Backend, ChaCha, Extended, Ietf, R8, R12, R20, Rounds, Variant};
 use cipher::{KeyIvInit, StreamCipher};
 
 const KEY: [u8; 32] = [0x42; 32];
@@ -64,7 +64,7 @@ pub fn rows(s: &mut crate::Speed) {
                 move || {
                     for _ in 0..size / 32 {
                         black_box(
-                            chacha::hchacha_with_backend::<R20>(b, black_box(&KEY), &input)
+                            chacha_simd::hchacha_with_backend::<R20>(b, black_box(&KEY), &input)
                                 .unwrap(),
                         );
                     }

@@ -8,11 +8,11 @@ use std::hint::black_box;
 
 /// Measure this family's rows.
 pub fn rows(s: &mut crate::Speed) {
-    for b in sm3::Backend::available() {
+    for b in sm3_simd::Backend::available() {
         s.row("sm3", "digest", b.name(), |size| {
             let buf = crate::buffer(size);
             Some(move || {
-                let mut h = sm3::Sm3::with_backend(b).expect("available");
+                let mut h = sm3_simd::Sm3::with_backend(b).expect("available");
                 h.update(black_box(&buf));
                 black_box(h.finalize());
             })
@@ -26,7 +26,7 @@ pub fn rows(s: &mut crate::Speed) {
     });
 
     let mut widest = 1;
-    for lanes in sm3::Lanes::available() {
+    for lanes in sm3_simd::Lanes::available() {
         let n = lanes.width().max(8);
         widest = widest.max(n);
         s.row_multi("sm3", "digest_many", lanes.name(), false, n, |size| {
@@ -34,7 +34,7 @@ pub fn rows(s: &mut crate::Speed) {
             let mut out = vec![[0u8; 32]; n];
             Some(move || {
                 let msgs: Vec<&[u8]> = bufs.iter().map(|b| black_box(&b[..])).collect();
-                sm3::digest_many_with(lanes, &msgs, &mut out).expect("lengths match");
+                sm3_simd::digest_many_with(lanes, &msgs, &mut out).expect("lengths match");
                 black_box(&out);
             })
         });

@@ -85,10 +85,10 @@ where
 /// The whole-buffer mode types of ours on one backend, each row named
 /// `<mode>:<type>` so that the ratio column compares it with the peer's
 /// composition row `<mode>`.
-fn fused_rows(s: &mut crate::Speed, b: sm4::Backend, key: &[u8; 16], key2: &[u8; 16]) {
-    use sm4::{Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard};
+fn fused_rows(s: &mut crate::Speed, b: sm4_simd::Backend, key: &[u8; 16], key2: &[u8; 16]) {
+    use sm4_simd::{Sm4CbcDec, Sm4CbcEnc, Sm4CfbDec, Sm4CfbEnc, Sm4Ctr, Sm4Xts, XtsStandard};
     let iv = [0x24u8; 16];
-    let c = || sm4::Sm4::with_backend(key, b).expect("available");
+    let c = || sm4_simd::Sm4::with_backend(key, b).expect("available");
     let mut row = |mode: &str, f: &dyn Fn(&mut [u8])| {
         s.row("sm4", mode, b.name(), |size| {
             let mut buf = crate::buffer(size);
@@ -164,14 +164,14 @@ fn fused_rows(s: &mut crate::Speed, b: sm4::Backend, key: &[u8; 16], key2: &[u8;
         });
     }
     let nonce = [0x11u8; 12];
-    let ccm = sm4::Sm4Ccm::from(c());
+    let ccm = sm4_simd::Sm4Ccm::from(c());
     row("ccm-enc:Sm4Ccm", &|buf| {
         black_box(
             ccm.encrypt_inout_detached(&nonce.into(), &[], buf.into())
                 .unwrap(),
         );
     });
-    let gcm = sm4::Sm4Gcm::from(c());
+    let gcm = sm4_simd::Sm4Gcm::from(c());
     row("gcm-enc:Sm4Gcm", &|buf| {
         black_box(
             gcm.encrypt_inout_detached(&nonce.into(), &[], buf.into())
@@ -237,12 +237,12 @@ fn open_row<A: AeadInOut<NonceSize = U12> + Clone + 'static>(
 pub fn rows(s: &mut crate::Speed) {
     let key = [0x42u8; 16];
     let key2 = [0x17u8; 16];
-    for b in sm4::Backend::available() {
+    for b in sm4_simd::Backend::available() {
         if !s.wants("sm4", b.name()) {
             continue;
         }
-        let c = sm4::Sm4::with_backend(&key, b).expect("available");
-        let c2 = sm4::Sm4::with_backend(&key2, b).expect("available");
+        let c = sm4_simd::Sm4::with_backend(&key, b).expect("available");
+        let c2 = sm4_simd::Sm4::with_backend(&key2, b).expect("available");
         mode_rows(s, b.name(), false, c, c2);
         fused_rows(s, b, &key, &key2);
     }

@@ -33,7 +33,7 @@ pub fn rows(s: &mut crate::Speed) {
     use sm4_mac::{Sm4CbcMac, Sm4Cmac, Sm4Xcbc};
 
     let key = [0x42u8; 16];
-    for b in sm4::Backend::available() {
+    for b in sm4_simd::Backend::available() {
         let name = b.name();
         if s.wants("cmac", name) {
             mac_row(
@@ -64,7 +64,7 @@ pub fn rows(s: &mut crate::Speed) {
         }
     }
     if s.wants("cmac", "generic-cmac-over-ours") {
-        let c = sm4::Sm4::new(&key.into());
+        let c = sm4_simd::Sm4::new(&key.into());
         mac_row(
             s,
             "cmac",

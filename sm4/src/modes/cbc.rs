@@ -139,8 +139,8 @@ pub(super) use mode_backend;
 /// carries across calls.
 ///
 /// ```
-/// use sm4::Sm4CbcEnc;
-/// use sm4::cipher::{BlockModeEncrypt, KeyIvInit, block_padding::Pkcs7};
+/// use sm4_simd::Sm4CbcEnc;
+/// use sm4_simd::cipher::{BlockModeEncrypt, KeyIvInit, block_padding::Pkcs7};
 ///
 /// let (key, iv) = ([0x42; 16], [0x24; 16]);
 /// let mut buf = [0u8; 48];

@@ -53,8 +53,8 @@ impl CcmNonceSize for U10 {}
 /// constant time.
 ///
 /// ```
-/// use sm4::Sm4Ccm;
-/// use sm4::aead::{AeadInOut, KeyInit};
+/// use sm4_simd::Sm4Ccm;
+/// use sm4_simd::aead::{AeadInOut, KeyInit};
 ///
 /// let ccm = Sm4Ccm::new(&[0x42; 16].into());
 /// let nonce = [7u8; 12].into();

@@ -23,8 +23,8 @@ use core::fmt;
 /// latency-optimised path. The chaining value carries across block calls.
 ///
 /// ```
-/// use sm4::{Sm4CfbDec, Sm4CfbEnc};
-/// use sm4::cipher::KeyIvInit;
+/// use sm4_simd::{Sm4CfbDec, Sm4CfbEnc};
+/// use sm4_simd::cipher::KeyIvInit;
 ///
 /// let (key, iv) = ([0x42; 16], [0x24; 16]);
 /// let mut buf = *b"CFB takes any length";

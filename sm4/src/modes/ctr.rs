@@ -22,8 +22,8 @@ use core::fmt;
 /// counters generated beside them.
 ///
 /// ```
-/// use sm4::Sm4Ctr;
-/// use sm4::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+/// use sm4_simd::Sm4Ctr;
+/// use sm4_simd::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
 ///
 /// let (key, iv) = ([0x42; 16], [0x24; 16]);
 /// let mut buf = *b"a message of any length, here forty-six bytes";

@@ -35,8 +35,8 @@ const A_MAX: u64 = (1 << 61) - 1;
 /// time. Plaintexts up to 2^36 - 32 bytes.
 ///
 /// ```
-/// use sm4::Sm4Gcm;
-/// use sm4::aead::{AeadInOut, KeyInit};
+/// use sm4_simd::Sm4Gcm;
+/// use sm4_simd::aead::{AeadInOut, KeyInit};
 ///
 /// let gcm = Sm4Gcm::new(&[0x42; 16].into());
 /// let nonce = [7u8; 12].into();

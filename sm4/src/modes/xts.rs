@@ -35,7 +35,7 @@ pub enum XtsStandard {
 /// 512-byte sectors fill the pipeline like one long message.
 ///
 /// ```
-/// use sm4::{Sm4Xts, XtsStandard};
+/// use sm4_simd::{Sm4Xts, XtsStandard};
 ///
 /// let mut key = [0u8; 32];
 /// key[16..].fill(1); // the halves must differ

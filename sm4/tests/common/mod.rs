@@ -6,7 +6,7 @@ use cipher::{
     BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit,
     StreamCipher, array::Array, common::InnerInit, consts::U16,
 };
-use sm4::Sm4;
+use sm4_simd::Sm4;
 
 pub type Block = Array<u8, U16>;
 
@@ -103,8 +103,8 @@ pub fn dec_blocks(c: &Sm4, buf: &mut [u8]) {
 }
 
 /// The backends this CPU has, printed.
-pub fn backends(what: &str) -> Vec<sm4::Backend> {
-    let b: Vec<sm4::Backend> = sm4::Backend::available().collect();
+pub fn backends(what: &str) -> Vec<sm4_simd::Backend> {
+    let b: Vec<sm4_simd::Backend> = sm4_simd::Backend::available().collect();
     let names: Vec<&str> = b.iter().map(|b| b.name()).collect();
     println!("sm4 {what}: backends tested: {}", names.join(" "));
     b
@@ -112,10 +112,10 @@ pub fn backends(what: &str) -> Vec<sm4::Backend> {
 
 /// A key on the portable backend.
 pub fn soft(key: &[u8; 16]) -> Sm4 {
-    Sm4::with_backend(key, sm4::Backend::Soft).unwrap()
+    Sm4::with_backend(key, sm4_simd::Backend::Soft).unwrap()
 }
 
 /// A key on backend `b` (which the CPU has).
-pub fn on(key: &[u8; 16], b: sm4::Backend) -> Sm4 {
+pub fn on(key: &[u8; 16], b: sm4_simd::Backend) -> Sm4 {
     Sm4::with_backend(key, b).unwrap()
 }
