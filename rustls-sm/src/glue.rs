@@ -496,3 +496,38 @@ pub fn rfc8998_only() -> CryptoProvider {
         key_provider: &SM2_KEYS,
     }
 }
+
+// ---- Names ----
+
+/// The IANA name of a cipher suite ("TLS_SM4_GCM_SM3", "TLS13_AES_128_GCM_SHA256", ...).
+pub fn suite_name(suite: CipherSuite) -> String {
+    match suite {
+        TLS_SM4_GCM_SM3 => "TLS_SM4_GCM_SM3".into(),
+        TLS_SM4_CCM_SM3 => "TLS_SM4_CCM_SM3".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The name of a group ("curveSM2", "X25519", "secp256r1", ...).
+pub fn group_name(group: NamedGroup) -> String {
+    match group {
+        CURVE_SM2 => "curveSM2".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// One line naming what a connection negotiated: version, suite, group
+/// and handshake kind (full, with HelloRetryRequest, resumed).
+pub fn describe(conn: &rustls::CommonState) -> String {
+    format!(
+        "version={} suite={} group={} handshake={}",
+        conn.protocol_version()
+            .map_or("none".into(), |v| format!("{v:?}")),
+        conn.negotiated_cipher_suite()
+            .map_or("none".into(), |s| suite_name(s.suite())),
+        conn.negotiated_key_exchange_group()
+            .map_or("none".into(), |g| group_name(g.name())),
+        conn.handshake_kind()
+            .map_or("none".into(), |k| format!("{k:?}")),
+    )
+}

@@ -7,7 +7,7 @@ mod sm2;
 
 pub use glue::{
     CURVE_SM2, CURVE_SM2_KX, SM2_SM3, SM2SIG_SM3, TLS_SM4_CCM_SM3, TLS_SM4_GCM_SM3,
-    TLS13_SM4_CCM_SM3, TLS13_SM4_GCM_SM3, provider, rfc8998_only,
+    TLS13_SM4_CCM_SM3, TLS13_SM4_GCM_SM3, describe, group_name, provider, rfc8998_only, suite_name,
 };
 pub use rustls;
 pub use sm2::{SIGNER_ID, Sm2Key, verify as sm2_verify};

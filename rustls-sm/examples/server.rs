@@ -1,0 +1,193 @@
+//! A TLS 1.3 echo server on the rustls-sm provider: sends back what each
+//! client sends until the client's close_notify, one connection at a
+//! time, and prints one line per connection naming the negotiated
+//! version, suite and group (or the error).
+//!
+//! ```text
+//! server --listen 127.0.0.1:4433 --cert sm2-chain.pem --key sm2.key
+//! ```
+//! Options: `--suites A,B`, `--groups A,B` (names as printed, in order of
+//! preference), `--rfc8998-only` (start from `rfc8998_only()`),
+//! `--key-update` (send a KeyUpdate after each handshake),
+//! `--connections N` (exit after N connections). The first line of output
+//! is `listening on ADDR` (with the port when `:0` was asked).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::crypto::CryptoProvider;
+use rustls::{ServerConfig, ServerConnection};
+
+struct Args {
+    listen: String,
+    cert: String,
+    key: String,
+    suites: Option<String>,
+    groups: Option<String>,
+    rfc8998_only: bool,
+    key_update: bool,
+    connections: Option<u64>,
+}
+
+fn args() -> Result<Args, String> {
+    let mut a = Args {
+        listen: String::new(),
+        cert: String::new(),
+        key: String::new(),
+        suites: None,
+        groups: None,
+        rfc8998_only: false,
+        key_update: false,
+        connections: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--listen" => a.listen = value()?,
+            "--cert" => a.cert = value()?,
+            "--key" => a.key = value()?,
+            "--suites" => a.suites = Some(value()?),
+            "--groups" => a.groups = Some(value()?),
+            "--rfc8998-only" => a.rfc8998_only = true,
+            "--key-update" => a.key_update = true,
+            "--connections" => a.connections = Some(value()?.parse().map_err(|e| format!("{e}"))?),
+            _ => return Err(format!("unknown argument {flag}")),
+        }
+    }
+    if a.listen.is_empty() || a.cert.is_empty() || a.key.is_empty() {
+        return Err(
+            "usage: server --listen ADDR --cert PEM --key PEM [--suites LIST] \
+                    [--groups LIST] [--rfc8998-only] [--key-update] [--connections N]"
+                .into(),
+        );
+    }
+    Ok(a)
+}
+
+/// The provider with only the named suites and groups, in that order.
+fn select(
+    mut p: CryptoProvider,
+    suites: Option<&str>,
+    groups: Option<&str>,
+) -> Result<CryptoProvider, String> {
+    if let Some(list) = suites {
+        let all = std::mem::take(&mut p.cipher_suites);
+        for name in list.split(',') {
+            let s = all
+                .iter()
+                .find(|s| rustls_sm::suite_name(s.suite()).eq_ignore_ascii_case(name))
+                .ok_or(format!("no suite {name}"))?;
+            p.cipher_suites.push(*s);
+        }
+    }
+    if let Some(list) = groups {
+        let all = std::mem::take(&mut p.kx_groups);
+        for name in list.split(',') {
+            let g = all
+                .iter()
+                .find(|g| rustls_sm::group_name(g.name()).eq_ignore_ascii_case(name))
+                .ok_or(format!("no group {name}"))?;
+            p.kx_groups.push(*g);
+        }
+    }
+    Ok(p)
+}
+
+fn config(a: &Args) -> Result<Arc<ServerConfig>, Box<dyn std::error::Error>> {
+    let base = if a.rfc8998_only {
+        rustls_sm::rfc8998_only()
+    } else {
+        rustls_sm::provider()
+    };
+    let provider = select(base, a.suites.as_deref(), a.groups.as_deref())?;
+    let chain = rustls_sm::load_certs(&std::fs::read(&a.cert)?)?;
+    let key = rustls_sm::load_private_key(&std::fs::read(&a.key)?)?;
+    let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)?;
+    // Session tickets for resumption (encrypted with the base provider's AEAD).
+    config.ticketer = rustls::crypto::ring::Ticketer::new()?;
+    Ok(Arc::new(config))
+}
+
+/// Echoes one client; returns the connection's description and the
+/// number of bytes echoed.
+fn serve(
+    config: &Arc<ServerConfig>,
+    sock: &mut TcpStream,
+    key_update: bool,
+) -> Result<String, (String, rustls::Error)> {
+    let io = |e: std::io::Error, conn: &ServerConnection| {
+        let err = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .cloned()
+            .unwrap_or(rustls::Error::General(e.to_string()));
+        (rustls_sm::describe(conn), err)
+    };
+    let mut conn = ServerConnection::new(config.clone()).map_err(|e| ("none".to_string(), e))?;
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(sock) {
+            return Err(io(e, &conn));
+        }
+    }
+    if key_update {
+        conn.refresh_traffic_keys()
+            .map_err(|e| (rustls_sm::describe(&conn), e))?;
+    }
+    let mut echoed = 0usize;
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let n = match rustls::Stream::new(&mut conn, sock).read(&mut buf) {
+            Ok(n) => n,
+            Err(e) => return Err(io(e, &conn)),
+        };
+        if n == 0 {
+            break;
+        }
+        let mut tls = rustls::Stream::new(&mut conn, sock);
+        if let Err(e) = tls.write_all(&buf[..n]).and_then(|()| tls.flush()) {
+            return Err(io(e, &conn));
+        }
+        echoed += n;
+    }
+    conn.send_close_notify();
+    let _ = conn.complete_io(sock);
+    Ok(format!("{} echoed={echoed}", rustls_sm::describe(&conn)))
+}
+
+fn main() {
+    let a = match args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let (config, listener) = match config(&a).and_then(|c| Ok((c, TcpListener::bind(&a.listen)?))) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("listening on {}", listener.local_addr().unwrap());
+    let mut served = 0u64;
+    for sock in listener.incoming() {
+        let Ok(mut sock) = sock else { continue };
+        let _ = sock.set_read_timeout(Some(Duration::from_secs(20)));
+        match serve(&config, &mut sock, a.key_update) {
+            Ok(line) => println!("{line}"),
+            Err((line, e)) => println!("{line} error: {e:?}"),
+        }
+        let _ = std::io::stdout().flush();
+        served += 1;
+        if a.connections.is_some_and(|n| served >= n) {
+            break;
+        }
+    }
+}
