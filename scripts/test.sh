@@ -7,8 +7,10 @@
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
 #      `cargo package` of the publishable crates, and a user's build from
-#      those packages (scripts/user-build.sh); the library crates built
-#      with the workspace's rust-version;
+#      those packages (scripts/user-build.sh); then (not with --quick)
+#      rustls-sm against OpenSSL 4 (rustls-sm/interop/run.sh: the pyOpenSSL
+#      peer in a venv it makes, about 10 s once installed) and the library
+#      crates built with the workspace's rust-version;
 #   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
 #      can run, soft always;
 #   4. the aarch64 tests under qemu-user, with `-cpu max` (SM3/SM4
@@ -17,7 +19,8 @@
 #   5. the targets without a SIMD backend (soft only): the tests on s390x
 #      (big-endian), i686 (32-bit) and riscv64gc under qemu-user, the
 #      library crates built for thumbv7em-none-eabihf (no_std, no 64-bit
-#      atomics) and wasm32-unknown-unknown, clippy for all five;
+#      atomics) and wasm32-unknown-unknown, clippy for all five (rustls-sm
+#      runs natively only: ring's C, std);
 #   6. every fuzz target for FUZZ_SECONDS (30) seconds (nightly, cargo-fuzz).
 # Options: --quick skips the rust-version build and 3 to 6 (for a fast local loop); --miri runs only
 # the Miri tests (nightly; about 10 minutes, in its own CI job).
@@ -36,6 +39,9 @@ QEMU_TARGETS=(s390x-unknown-linux-gnu i686-unknown-linux-gnu riscv64gc-unknown-l
 BUILD_TARGETS=(thumbv7em-none-eabihf wasm32-unknown-unknown)
 # The published library crates (testkit and benches need std).
 LIB_CRATES=(sm4 sm3 chacha nhpoly1305 adiantum sm4-mac)
+# rustls-sm (std, rustls and ring's C and assembly) runs natively only: not
+# under Miri, qemu-user or the no_std/wasm builds.
+NATIVE_ONLY=(--exclude rustls-sm)
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -143,7 +149,7 @@ qemu_tests() {
         return
     fi
     step "$t ($what) tests under $(qemu_of "$t")"
-    cargo test --target "$t" --workspace --exclude benches -- --nocapture
+    cargo test --target "$t" --workspace --exclude benches "${NATIVE_ONLY[@]}" -- --nocapture
     drop_under_ci "target/$t"
 }
 
@@ -170,11 +176,12 @@ cross_clippy() {
     for t in "${BUILD_TARGETS[@]}"; do
         for features in "" --no-default-features; do
             cargo clippy --quiet --target "$t" --workspace --exclude benches --exclude testkit \
-                ${features:+"$features"} -- -D warnings
+                "${NATIVE_ONLY[@]}" ${features:+"$features"} -- -D warnings
         done
     done
     for t in "${QEMU_TARGETS[@]}"; do
-        cargo clippy --quiet --target "$t" --workspace --exclude benches --all-targets -- -D warnings
+        cargo clippy --quiet --target "$t" --workspace --exclude benches "${NATIVE_ONLY[@]}" \
+            --all-targets -- -D warnings
     done
     echo "clippy: clean on ${#BUILD_TARGETS[@]} + ${#QEMU_TARGETS[@]} targets"
 }
@@ -224,7 +231,7 @@ miri_tests() {
     rustup +nightly component list --installed | grep -q '^miri' ||
         rustup +nightly component add miri rust-src
     MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-disable-isolation" \
-        cargo +nightly miri test --workspace --exclude benches
+        cargo +nightly miri test --workspace --exclude benches "${NATIVE_ONLY[@]}"
 }
 
 if [ $miri_only = 1 ]; then
@@ -278,13 +285,16 @@ step "a user's build: the packaged crates, by name and version, run the root REA
 
 [ $quick = 1 ] && exit 0
 
+step "rustls-sm against OpenSSL 4 (pyOpenSSL in a venv of its own), over 127.0.0.1"
+rustls-sm/interop/run.sh
+
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "rust-version $msrv: the library crates, all features, built with Rust $msrv"
 rustup run "$msrv" rustc --version >/dev/null 2>&1 ||
     rustup toolchain install "$msrv" --profile minimal >/dev/null
 CARGO_TARGET_DIR=target/msrv cargo "+$msrv" build --quiet --all-features \
-    -p sm4-simd -p sm3-simd -p chacha-simd -p nhpoly1305 -p adiantum-simd -p sm4-mac
-echo "rust-version $msrv: ${#LIB_CRATES[@]} crates built"
+    -p sm4-simd -p sm3-simd -p chacha-simd -p nhpoly1305 -p adiantum-simd -p sm4-mac -p rustls-sm
+echo "rust-version $msrv: $((${#LIB_CRATES[@]} + 1)) crates built"
 drop_under_ci target/msrv
 
 if [ "$(uname -m)" = x86_64 ]; then
@@ -313,7 +323,7 @@ if [ "$(uname -m)" = x86_64 ]; then
     for cpu in max cortex-a72; do
         step "aarch64 under qemu-aarch64 -cpu $cpu"
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $cpu" \
-            cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches -- --nocapture
+            cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches "${NATIVE_ONLY[@]}" -- --nocapture
     done
 
     # The aarch64 backends forced by cfg, each on a CPU that has it.
@@ -322,7 +332,7 @@ if [ "$(uname -m)" = x86_64 ]; then
         step "aarch64 forced backends: $name under -cpu $cpu ($flags)"
         RUSTFLAGS="$flags" CARGO_TARGET_DIR="target/forced-aarch64-$name" \
             CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $cpu" \
-            cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches -- --nocapture
+            cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches "${NATIVE_ONLY[@]}" -- --nocapture
         drop_under_ci "target/forced-aarch64-$name"
     }
     aarch64_forced crypto-ext max '--cfg sm4_backend="sm4ce" --cfg sm3_backend="sm3ce" --cfg chacha_backend="neon" --cfg nhpoly1305_backend="neon"'

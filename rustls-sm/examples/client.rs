@@ -12,10 +12,10 @@
 //! twice, the second time resuming the first session. `SSLKEYLOGFILE`
 //! names a file for the secrets (for Wireshark or a check).
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustls::crypto::CryptoProvider;
 use rustls::{ClientConfig, ClientConnection, KeyLogFile, RootCertStore};
@@ -125,8 +125,9 @@ fn run(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// One connection: handshake, send `request`, read as many bytes back,
-/// close_notify both ways.
+/// One connection: handshake, send `request` while reading as many bytes
+/// back (an echo server answers while we still send: neither side may
+/// wait for the other's reads), close_notify both ways.
 fn exchange(
     a: &Args,
     config: &Arc<ClientConfig>,
@@ -143,18 +144,62 @@ fn exchange(
     if a.key_update {
         conn.refresh_traffic_keys()?;
     }
-    let mut tls = rustls::Stream::new(&mut conn, &mut sock);
-    tls.write_all(request)?;
-    tls.flush()?;
-    let mut reply = vec![0u8; request.len()];
-    tls.read_exact(&mut reply)?;
-    tls.conn.send_close_notify();
-    tls.flush()?;
-    // The server's close_notify: a clean end of stream.
-    let mut rest = Vec::new();
-    tls.read_to_end(&mut rest)?;
-    if !rest.is_empty() {
-        return Err(format!("{} bytes more than sent", rest.len()).into());
+
+    sock.set_nonblocking(true)?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut sent, mut reply, mut closing, mut eof) = (0, Vec::new(), false, false);
+    let mut buf = vec![0u8; 65536];
+    while !eof {
+        let mut progress = false;
+        if sent < request.len() {
+            let n = conn.writer().write(&request[sent..])?;
+            sent += n;
+            progress |= n > 0;
+        } else if reply.len() >= request.len() && !closing {
+            conn.send_close_notify();
+            closing = true;
+        }
+        while conn.wants_write() {
+            match conn.write_tls(&mut sock) {
+                Ok(n) => progress |= n > 0,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match conn.read_tls(&mut sock) {
+            Ok(0) => return Err("connection closed without close_notify".into()),
+            Ok(_) => {
+                progress = true;
+                let state = conn.process_new_packets();
+                // What the peer sent before an error (an alert) is still its.
+                loop {
+                    match conn.reader().read(&mut buf) {
+                        Ok(0) => {
+                            eof = true;
+                            break;
+                        }
+                        Ok(n) => reply.extend_from_slice(&buf[..n]),
+                        Err(_) => break,
+                    }
+                }
+                if let Err(e) = state {
+                    // Send our alert before giving up.
+                    let _ = conn.write_tls(&mut sock);
+                    return Err(e.into());
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e.into()),
+        }
+        if Instant::now() > deadline {
+            return Err("timed out".into());
+        }
+        if !progress {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    if reply.len() != request.len() {
+        return Err(format!("sent {} bytes, got {} back", request.len(), reply.len()).into());
     }
     Ok(reply)
 }

@@ -393,7 +393,7 @@ struct Sm2Signer(Arc<Sm2Key>);
 impl Signer for Sm2Signer {
     fn sign(&self, message: &[u8]) -> Result<Vec<u8>, Error> {
         self.0
-            .sign(message)
+            .sign(crate::sm2::TLS13_SIGNER_ID, message)
             .ok_or_else(|| Error::General("SM2 signing failed".into()))
     }
 
@@ -404,20 +404,30 @@ impl Signer for Sm2Signer {
 
 // ---- sm2sig_sm3: verification (certificates and CertificateVerify) ----
 
-/// SM2 with SM3 for webpki: an SM2 public key, the signer ID of
-/// [`crate::SIGNER_ID`], a DER signature.
+/// SM2 with SM3 for webpki: an SM2 public key, a signer ID, a DER
+/// signature.
 #[derive(Debug)]
 struct Sm2Sm3Verify {
     signature_alg_id: AlgorithmIdentifier,
+    id: &'static str,
 }
 
-/// SM2-with-SM3 for webpki (certificate signatures without parameters, and
-/// CertificateVerify).
+/// SM2-with-SM3 in certificates, for webpki (signer ID
+/// [`crate::CERT_SIGNER_ID`]).
 pub static SM2_SM3: &dyn SignatureVerificationAlgorithm = &Sm2Sm3Verify {
     signature_alg_id: SM2_SM3_ALG_ID,
+    id: crate::sm2::CERT_SIGNER_ID,
 };
 static SM2_SM3_NULL: &dyn SignatureVerificationAlgorithm = &Sm2Sm3Verify {
     signature_alg_id: SM2_SM3_NULL_ALG_ID,
+    id: crate::sm2::CERT_SIGNER_ID,
+};
+/// `sm2sig_sm3` in TLS 1.3's CertificateVerify (signer ID
+/// [`crate::TLS13_SIGNER_ID`]); rustls looks it up by the scheme, so only
+/// the `mapping` names it, never `all` (the certificates' list).
+pub static SM2SIG_SM3_TLS13: &dyn SignatureVerificationAlgorithm = &Sm2Sm3Verify {
+    signature_alg_id: SM2_SM3_ALG_ID,
+    id: crate::sm2::TLS13_SIGNER_ID,
 };
 
 impl SignatureVerificationAlgorithm for Sm2Sm3Verify {
@@ -427,7 +437,7 @@ impl SignatureVerificationAlgorithm for Sm2Sm3Verify {
         message: &[u8],
         signature: &[u8],
     ) -> Result<(), InvalidSignature> {
-        crate::sm2::verify(public_key, message, signature)
+        crate::sm2::verify(self.id, public_key, message, signature)
             .then_some(())
             .ok_or(InvalidSignature)
     }
@@ -443,7 +453,7 @@ impl SignatureVerificationAlgorithm for Sm2Sm3Verify {
 
 static SM2_ONLY_ALGS: WebPkiSupportedAlgorithms = WebPkiSupportedAlgorithms {
     all: &[SM2_SM3, SM2_SM3_NULL],
-    mapping: &[(SM2SIG_SM3, &[SM2_SM3])],
+    mapping: &[(SM2SIG_SM3, &[SM2SIG_SM3_TLS13])],
 };
 
 /// SM2 first, then the base provider's ECDSA, Ed25519 and RSA (made once).

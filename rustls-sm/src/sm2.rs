@@ -1,6 +1,7 @@
 //! The SM2 parts of RFC 8998, independent of rustls: ECDHE on curveSM2
 //! (the shared secret is the x-coordinate of the product) and SM2
-//! signatures with SM3 (`sm2sig_sm3`) under a fixed signer identifier.
+//! signatures with SM3 (`sm2sig_sm3`, and certificates) under the two
+//! signer identifiers in use.
 
 use sm2::dsa::signature::{Signer, Verifier};
 use sm2::dsa::{Signature, SigningKey, VerifyingKey};
@@ -10,11 +11,15 @@ use sm2::pkcs8::DecodePrivateKey;
 use sm2::{PublicKey, SecretKey};
 use zeroize::Zeroizing;
 
-/// The signer identifier (`ID_A` of GB/T 32918.2) used for `sm2sig_sm3`
-/// here: "1234567812345678", the default of GB/T 35276 and of OpenSSL,
-/// Tongsuo and GmSSL. RFC 8998 section 3.2.1 asks for
-/// "TLSv1.3+GM+Cipher+Suite" instead, which no deployed peer uses.
-pub const SIGNER_ID: &str = "1234567812345678";
+/// The signer identifier (`ID_A` of GB/T 32918.2) of SM2 signatures in
+/// certificates: "1234567812345678", the default of GB/T 35276 (and of
+/// OpenSSL, `openssl req -sigopt distid:1234567812345678`).
+pub const CERT_SIGNER_ID: &str = "1234567812345678";
+
+/// The signer identifier of `sm2sig_sm3` in TLS 1.3's CertificateVerify:
+/// "TLSv1.3+GM+Cipher+Suite", fixed by RFC 8998 section 3.2.1 (and what
+/// OpenSSL 4 uses there).
+pub const TLS13_SIGNER_ID: &str = "TLSv1.3+GM+Cipher+Suite";
 
 /// The length of a curveSM2 key share: an uncompressed SEC1 point.
 pub(crate) const SHARE_LEN: usize = 65;
@@ -62,10 +67,10 @@ impl EphemeralKey {
     }
 }
 
-/// An SM2 private key for `sm2sig_sm3`, with its public key.
+/// An SM2 private key (for `sm2sig_sm3`), with its public key.
 #[derive(Clone)]
 pub struct Sm2Key {
-    signing: SigningKey,
+    secret: SecretKey,
 }
 
 impl core::fmt::Debug for Sm2Key {
@@ -80,26 +85,32 @@ impl Sm2Key {
     /// -algorithm SM2` writes). `None` for any other key.
     pub fn from_pkcs8_der(der: &[u8]) -> Option<Self> {
         let secret = SecretKey::from_pkcs8_der(der).ok()?;
-        let signing = SigningKey::new(SIGNER_ID, &secret).ok()?;
-        Some(Self { signing })
+        Some(Self { secret })
     }
 
     /// The public key as an uncompressed SEC1 point.
     pub fn public_key(&self) -> Box<[u8]> {
-        self.signing.verifying_key().to_sec1_bytes()
+        self.secret
+            .public_key()
+            .to_sec1_point(false)
+            .as_bytes()
+            .into()
     }
 
-    /// The DER-encoded SM2 signature of `message` (SM3 over Z_A || M).
-    pub fn sign(&self, message: &[u8]) -> Option<Vec<u8>> {
-        let sig: Signature = self.signing.try_sign(message).ok()?;
+    /// The DER-encoded SM2 signature of `message` (SM3 over Z_A || M)
+    /// under the signer identifier `id` ([`TLS13_SIGNER_ID`] for TLS 1.3,
+    /// [`CERT_SIGNER_ID`] for certificates). Deterministic (RFC 6979 nonces).
+    pub fn sign(&self, id: &str, message: &[u8]) -> Option<Vec<u8>> {
+        let signing = SigningKey::new(id, &self.secret).ok()?;
+        let sig: Signature = signing.try_sign(message).ok()?;
         Some(sig.to_der().as_bytes().to_vec())
     }
 }
 
 /// Verifies a DER-encoded SM2 signature over `message` by the SEC1
-/// public key `public_key`, with [`SIGNER_ID`].
-pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    let Ok(key) = VerifyingKey::from_sec1_bytes(SIGNER_ID, public_key) else {
+/// public key `public_key`, under the signer identifier `id`.
+pub fn verify(id: &str, public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
+    let Ok(key) = VerifyingKey::from_sec1_bytes(id, public_key) else {
         return false;
     };
     let Ok(sig) = Signature::from_der(signature) else {

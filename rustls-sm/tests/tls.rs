@@ -454,6 +454,31 @@ fn sm2_signature_by_the_wrong_key_is_rejected() {
 }
 
 #[test]
+fn forged_sm2_certificate_is_rejected() {
+    // The SM2 leaf signed by another key posing as the SM2 CA (tests/data/gen.sh).
+    let p = Arc::new(rustls_sm::provider());
+    let chain = rustls_sm::load_certs(&read("sm2-forged-chain.pem")).unwrap();
+    let key = rustls_sm::load_private_key(&read("sm2.key")).unwrap();
+    let server = ServerConfig::builder_with_provider(p)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    let client = Arc::new(client_config(rustls_sm::provider(), Cert::Sm2));
+    let mut pair = Pair::new(&client, &Arc::new(server));
+    let (side, err) = pair.run().unwrap_err();
+    assert_eq!(side, "client");
+    assert!(
+        matches!(
+            err,
+            Error::InvalidCertificate(rustls::CertificateError::BadSignature)
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn sm2_signatures_verify_only_with_their_key() {
     let p = rustls_sm::provider();
     let der = |name: &str| match rustls_sm::load_private_key(&read(name)).unwrap() {
@@ -463,25 +488,23 @@ fn sm2_signatures_verify_only_with_their_key() {
     let right = rustls_sm::Sm2Key::from_pkcs8_der(&der("sm2.key")).unwrap();
     let wrong = rustls_sm::Sm2Key::from_pkcs8_der(&der("wrong-sm2.key")).unwrap();
     let msg = b"TLS 1.3, server CertificateVerify";
-    let sig = right.sign(msg).unwrap();
-    assert!(rustls_sm::sm2_verify(&right.public_key(), msg, &sig));
-    assert!(!rustls_sm::sm2_verify(&wrong.public_key(), msg, &sig));
-    assert!(!rustls_sm::sm2_verify(
-        &right.public_key(),
-        b"another message",
-        &sig
-    ));
+    let tls = rustls_sm::TLS13_SIGNER_ID;
+    let verify = |key: &rustls_sm::Sm2Key, id, msg: &[u8], sig: &[u8]| {
+        rustls_sm::sm2_verify(id, &key.public_key(), msg, sig)
+    };
+    let sig = right.sign(tls, msg).unwrap();
+    assert!(verify(&right, tls, msg, &sig));
+    assert!(!verify(&wrong, tls, msg, &sig));
+    assert!(!verify(&right, tls, b"another message", &sig));
+    // The signer ID is part of what is signed.
+    assert!(!verify(&right, rustls_sm::CERT_SIGNER_ID, msg, &sig));
     let mut bad = sig.clone();
     let last = bad.len() - 1;
     bad[last] ^= 1;
-    assert!(!rustls_sm::sm2_verify(&right.public_key(), msg, &bad));
+    assert!(!verify(&right, tls, msg, &bad));
     // Garbage never panics.
-    assert!(!rustls_sm::sm2_verify(&[], msg, &sig));
-    assert!(!rustls_sm::sm2_verify(
-        &right.public_key(),
-        msg,
-        &[0x30, 0x80]
-    ));
+    assert!(!rustls_sm::sm2_verify(tls, &[], msg, &sig));
+    assert!(!verify(&right, tls, msg, &[0x30, 0x80]));
     // ECDSA keys still load through the base provider; not in rfc8998_only.
     let ecdsa = rustls_sm::load_private_key(&read("ecdsa.key")).unwrap();
     assert!(p.key_provider.load_private_key(ecdsa.clone_key()).is_ok());

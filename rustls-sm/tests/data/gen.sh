@@ -52,7 +52,23 @@ openssl x509 -req -in "$tmp/sm2.csr" -CA sm2-ca.pem -CAkey sm2-ca.key -set_seria
 cat "$tmp/sm2-leaf.pem" sm2-ca.pem >sm2-chain.pem
 openssl genpkey -algorithm SM2 -out wrong-sm2.key
 
+# A forgery: the SM2 leaf's key and names, signed by wrong-sm2.key posing
+# as the SM2 CA (same subject name); verifiers must reject its signature.
+openssl req -new -x509 -key wrong-sm2.key -sm3 -sigopt distid:$id -days $days \
+    -subj "/CN=rustls-sm test SM2 CA" \
+    -extensions v3 -config <(printf '[req]\ndistinguished_name=dn\n[dn]\n[v3]\n'; cat "$tmp/ca.ext") \
+    -out "$tmp/fake-ca.pem"
+grep -v authorityKeyIdentifier "$tmp/leaf.ext" >"$tmp/forged.ext"
+openssl x509 -req -in "$tmp/sm2.csr" -CA "$tmp/fake-ca.pem" -CAkey wrong-sm2.key -set_serial 4 \
+    -sm3 -sigopt distid:$id -vfyopt distid:$id -days $days -extfile "$tmp/forged.ext" \
+    -out "$tmp/forged-leaf.pem" 2>/dev/null
+cat "$tmp/forged-leaf.pem" sm2-ca.pem >sm2-forged-chain.pem
+
 # What was made, checked: each leaf verifies against its root.
 openssl verify -CAfile ecdsa-ca.pem "$tmp/ecdsa-leaf.pem" >/dev/null
 openssl verify -CAfile sm2-ca.pem -vfyopt distid:$id "$tmp/sm2-leaf.pem" >/dev/null
-echo "certificates in $PWD: ecdsa-chain.pem ecdsa.key ecdsa-ca.pem sm2-chain.pem sm2.key sm2-ca.pem wrong-sm2.key"
+if openssl verify -CAfile sm2-ca.pem -vfyopt distid:$id "$tmp/forged-leaf.pem" >/dev/null 2>&1; then
+    echo "the forged certificate verifies: wrong" >&2
+    exit 1
+fi
+echo "certificates in $PWD: ecdsa-chain.pem ecdsa.key ecdsa-ca.pem sm2-chain.pem sm2.key sm2-ca.pem wrong-sm2.key sm2-forged-chain.pem"
