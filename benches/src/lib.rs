@@ -6,6 +6,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 pub mod speed;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 /// Message sizes of the table's columns by default, in bytes.
 pub const SIZES: [usize; 6] = [16, 64, 256, 1024, 4096, 8192];

@@ -12,6 +12,8 @@ pub mod sm3;
 pub mod sm4;
 #[cfg(feature = "sm4-mac")]
 pub mod sm4_mac;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 /// Measure every family compiled in.
 pub fn all(s: &mut crate::Speed) {
@@ -27,5 +29,7 @@ pub fn all(s: &mut crate::Speed) {
     nhpoly1305::rows(s);
     #[cfg(feature = "adiantum")]
     adiantum::rows(s);
+    #[cfg(feature = "tls")]
+    tls::rows(s);
     let _ = s;
 }
