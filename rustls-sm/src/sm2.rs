@@ -71,6 +71,9 @@ impl EphemeralKey {
 #[derive(Clone)]
 pub struct Sm2Key {
     secret: SecretKey,
+    /// The key under [`TLS13_SIGNER_ID`], made once (it holds the public
+    /// key, a scalar multiplication).
+    tls13: SigningKey,
 }
 
 impl core::fmt::Debug for Sm2Key {
@@ -85,7 +88,8 @@ impl Sm2Key {
     /// -algorithm SM2` writes). `None` for any other key.
     pub fn from_pkcs8_der(der: &[u8]) -> Option<Self> {
         let secret = SecretKey::from_pkcs8_der(der).ok()?;
-        Some(Self { secret })
+        let tls13 = SigningKey::new(TLS13_SIGNER_ID, &secret).ok()?;
+        Some(Self { secret, tls13 })
     }
 
     /// The public key as an uncompressed SEC1 point.
@@ -101,8 +105,11 @@ impl Sm2Key {
     /// under the signer identifier `id` ([`TLS13_SIGNER_ID`] for TLS 1.3,
     /// [`CERT_SIGNER_ID`] for certificates). Deterministic (RFC 6979 nonces).
     pub fn sign(&self, id: &str, message: &[u8]) -> Option<Vec<u8>> {
-        let signing = SigningKey::new(id, &self.secret).ok()?;
-        let sig: Signature = signing.try_sign(message).ok()?;
+        let sig: Signature = if id == TLS13_SIGNER_ID {
+            self.tls13.try_sign(message).ok()?
+        } else {
+            SigningKey::new(id, &self.secret).ok()?.try_sign(message).ok()?
+        };
         Some(sig.to_der().as_bytes().to_vec())
     }
 }
