@@ -108,7 +108,10 @@ impl Sm2Key {
         let sig: Signature = if id == TLS13_SIGNER_ID {
             self.tls13.try_sign(message).ok()?
         } else {
-            SigningKey::new(id, &self.secret).ok()?.try_sign(message).ok()?
+            SigningKey::new(id, &self.secret)
+                .ok()?
+                .try_sign(message)
+                .ok()?
         };
         Some(sig.to_der().as_bytes().to_vec())
     }

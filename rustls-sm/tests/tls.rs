@@ -712,3 +712,148 @@ fn expand_label_hkdf(secret: &[u8], label: &[u8], len: usize) -> Vec<u8> {
         .unwrap();
     out
 }
+
+// ---- Bad input: errors and alerts, never panics ----
+
+#[test]
+fn bad_curve_sm2_shares_are_errors() {
+    let good = CURVE_SM2_KX.start().unwrap().pub_key().to_vec();
+    let mut compressed = vec![2 | (good[64] & 1)];
+    compressed.extend_from_slice(&good[1..33]);
+    let mut off_curve = good.clone();
+    off_curve[64] ^= 1;
+    let bad: [&[u8]; 8] = [
+        &[],
+        &[4],
+        &[4; 65],
+        &[0xff; 65],
+        &good[..64],
+        &[&good[..], &[0]].concat(),
+        &compressed,
+        &off_curve,
+    ];
+    for share in bad {
+        let kx = CURVE_SM2_KX.start().unwrap();
+        assert!(kx.complete(share).is_err(), "{share:02x?}");
+    }
+    // And the good share agrees from both ends.
+    let a = CURVE_SM2_KX.start().unwrap();
+    let b = CURVE_SM2_KX.start().unwrap();
+    let (pa, pb) = (a.pub_key().to_vec(), b.pub_key().to_vec());
+    assert_eq!(
+        a.complete(&pb).unwrap().secret_bytes(),
+        b.complete(&pa).unwrap().secret_bytes()
+    );
+}
+
+#[test]
+fn malformed_records_are_errors() {
+    let client = Arc::new(client_config(rustls_sm::provider(), Cert::Sm2));
+    let server = Arc::new(server_config(rustls_sm::provider(), Cert::Sm2));
+    let record = |typ: u8, len: usize, body_len: usize| {
+        let mut r = vec![typ, 3, 3, (len >> 8) as u8, len as u8];
+        r.resize(5 + body_len, 0x33);
+        r
+    };
+    let cases = [
+        ("shorter than a tag", record(0x17, 5, 5)),
+        ("empty", record(0x17, 0, 0)),
+        ("one byte", record(0x17, 1, 1)),
+        ("forged full record", record(0x17, 16384 + 17, 16384 + 17)),
+        ("over 2^14 + 256", record(0x17, 16384 + 257, 16384 + 257)),
+        ("length 0xffff", record(0x17, 0xffff, 100)),
+        ("unknown content type", record(0x99, 20, 20)),
+        (
+            "plaintext handshake after the handshake",
+            record(0x16, 4, 4),
+        ),
+    ];
+    for (what, bytes) in cases {
+        for to_server in [true, false] {
+            let mut pair = Pair::handshake(&client, &server);
+            let conn = if to_server { &mut pair.s } else { &mut pair.c };
+            let mut rest = &bytes[..];
+            let mut failed = false;
+            while !rest.is_empty() && !failed {
+                match conn.read_tls(&mut rest) {
+                    Ok(_) => failed = conn.process_new_packets().is_err(),
+                    Err(_) => failed = true,
+                }
+            }
+            let mut got = Vec::new();
+            drain(conn, &mut got);
+            assert!(got.is_empty(), "{what}: nothing delivered");
+            // A header announcing more than is there waits for the rest.
+            if what != "length 0xffff" {
+                assert!(failed, "{what}: must fail");
+            }
+        }
+    }
+}
+
+/// A small deterministic generator for the mutation tests.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn mutated_handshakes_are_errors_not_panics() {
+    let client = Arc::new(client_config(
+        with(rustls_sm::rfc8998_only(), &[], &[]),
+        Cert::Sm2,
+    ));
+    let server = Arc::new(server_config(rustls_sm::rfc8998_only(), Cert::Sm2));
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut outcomes = [0usize; 2];
+    for round in 0..300 {
+        let mut pair = Pair::new(&client, &server);
+        let mut hello = Vec::new();
+        while pair.c.wants_write() {
+            pair.c.write_tls(&mut hello).unwrap();
+        }
+        let to_client = round % 2 == 1;
+        let mut flight = hello.clone();
+        if to_client {
+            // The server's first flight: ServerHello, then its encrypted
+            // EncryptedExtensions .. Finished (curveSM2, SM2 signature).
+            let mut rest = &hello[..];
+            while !rest.is_empty() {
+                pair.s.read_tls(&mut rest).unwrap();
+                pair.s.process_new_packets().unwrap();
+            }
+            flight.clear();
+            while pair.s.wants_write() {
+                pair.s.write_tls(&mut flight).unwrap();
+            }
+        }
+        // One to three changes: a flipped bit, a changed byte, a cut.
+        for _ in 0..1 + next(&mut rng) % 3 {
+            let at = (next(&mut rng) % flight.len() as u64) as usize;
+            match next(&mut rng) % 3 {
+                0 => flight[at] ^= 1 << (next(&mut rng) % 8),
+                1 => flight[at] = next(&mut rng) as u8,
+                _ => flight.truncate(at.max(1)),
+            }
+        }
+        let conn = if to_client { &mut pair.c } else { &mut pair.s };
+        let mut rest = &flight[..];
+        let mut result = Ok(());
+        while !rest.is_empty() && result.is_ok() {
+            result = match conn.read_tls(&mut rest) {
+                Ok(_) => conn.process_new_packets().map(|_| ()),
+                Err(_) => Err(Error::General("read_tls".into())),
+            };
+        }
+        outcomes[usize::from(result.is_err())] += 1;
+    }
+    println!(
+        "mutated flights: {} still waiting/accepted, {} errors",
+        outcomes[0], outcomes[1]
+    );
+    // No panic is the point; most changes are caught (the rest are cuts that
+    // leave the peer waiting, or bytes it ignores, e.g. the random).
+    assert!(outcomes[1] >= 100);
+}
