@@ -30,6 +30,13 @@ pub(crate) struct RecordKey<A> {
     iv: [u8; NONCE_LEN],
 }
 
+impl<A> Drop for RecordKey<A> {
+    fn drop(&mut self) {
+        // The AEAD wipes its own key schedule (sm4-simd's `zeroize`).
+        zeroize::Zeroize::zeroize(&mut self.iv);
+    }
+}
+
 impl<A: RecordAead> RecordKey<A> {
     /// `None` unless `key` is 16 bytes and `iv` 12.
     pub(crate) fn new(key: &[u8], iv: &[u8]) -> Option<Self> {

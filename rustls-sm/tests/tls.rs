@@ -261,6 +261,36 @@ fn every_suite_group_and_certificate() {
 }
 
 #[test]
+fn sm2_client_certificates() {
+    // Mutual authentication with SM2 on both sides (sm2sig_sm3 in the
+    // client's CertificateVerify too).
+    let p = Arc::new(rustls_sm::rfc8998_only());
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots(Cert::Sm2)),
+        p.clone(),
+    )
+    .build()
+    .unwrap();
+    let chain = rustls_sm::load_certs(&read("sm2-chain.pem")).unwrap();
+    let key = rustls_sm::load_private_key(&read("sm2.key")).unwrap();
+    let server = ServerConfig::builder_with_provider(p.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain.clone(), key.clone_key())
+        .unwrap();
+    let client = ClientConfig::builder_with_provider(p)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_root_certificates(roots(Cert::Sm2))
+        .with_client_auth_cert(chain, key)
+        .unwrap();
+    let mut pair = Pair::handshake(&Arc::new(client), &Arc::new(server));
+    assert!(pair.s.peer_certificates().is_some_and(|c| c.len() == 2));
+    pair.send(true, b"mutual");
+}
+
+#[test]
 fn rfc8998_only_both_sides() {
     for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
         let client = Arc::new(client_config(
