@@ -16,9 +16,10 @@ use rustls::crypto::{
     ActiveKeyExchange, CryptoProvider, KeyProvider, SharedSecret, SupportedKxGroup,
     WebPkiSupportedAlgorithms, hmac, ring,
 };
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{
-    AlgorithmIdentifier, InvalidSignature, PrivateKeyDer, SignatureVerificationAlgorithm,
-    SubjectPublicKeyInfoDer,
+    AlgorithmIdentifier, CertificateDer, InvalidSignature, PrivateKeyDer,
+    SignatureVerificationAlgorithm, SubjectPublicKeyInfoDer,
 };
 use rustls::sign::{Signer, SigningKey, public_key_to_spki};
 use rustls::{
@@ -540,4 +541,24 @@ pub fn describe(conn: &rustls::CommonState) -> String {
         conn.handshake_kind()
             .map_or("none".into(), |k| format!("{k:?}")),
     )
+}
+
+// ---- PEM ----
+
+/// The certificates of a PEM file (a chain: the end entity first).
+pub fn load_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, rustls::Error> {
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| rustls::Error::General(format!("certificate PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(rustls::Error::General("no certificate in the PEM".into()));
+    }
+    Ok(certs)
+}
+
+/// The first private key of a PEM file (PKCS#8 for SM2 keys, as
+/// `openssl genpkey -algorithm SM2` writes them).
+pub fn load_private_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, rustls::Error> {
+    PrivateKeyDer::from_pem_slice(pem)
+        .map_err(|e| rustls::Error::General(format!("private key PEM: {e}")))
 }
