@@ -547,12 +547,31 @@ def keylog():
                "" if ok else f"ours={sorted(ours)} theirs={sorted(theirs)}")
 
 
+def ours_both_sides():
+    """The examples against each other over TCP (the in-memory tests do the rest)."""
+    data = data_of(1 << 20, 11)
+    for c in CERTS:
+        srv = OurServer(c)
+        try:
+            for suite in SUITES:
+                for group in GROUPS:
+                    rc, out, err = our_client(srv.port, c, data, "--suites", suite,
+                                              "--groups", group)
+                    line = srv.line()
+                    ok = rc == 0 and out == data and f"suite={suite}" in line and \
+                        f"group={group}" in line and f"echoed={len(data)}" in line
+                    report(f"rustls client -> rustls server {suite} {group} {c} cert, "
+                           f"1048576 B echoed", ok, "" if ok else f"{err.strip()} [{line}]")
+        finally:
+            srv.close()
+
+
 def main():
     t = time.monotonic()
     print(f"peer: {SSL.SSLeay_version(SSL.SSLEAY_VERSION).decode()} (pyOpenSSL "
           f"{__import__('OpenSSL').__version__})", flush=True)
     for case in [client_matrix, server_matrix, hello_retry, key_update, resumption,
-                 flipped_bits, no_common_suite, forged_signature, keylog]:
+                 flipped_bits, no_common_suite, forged_signature, keylog, ours_both_sides]:
         case()
     print(f"interop: {ran} cases, {len(failures)} failed, {time.monotonic() - t:.1f} s")
     sys.exit(1 if failures or ran == 0 else 0)
