@@ -13,7 +13,7 @@ use rustls::crypto::cipher::{
 use rustls::crypto::hash::{self, HashAlgorithm};
 use rustls::crypto::tls13::HkdfUsingHmac;
 use rustls::crypto::{
-    ActiveKeyExchange, CryptoProvider, KeyProvider, SharedSecret, SupportedKxGroup,
+    ActiveKeyExchange, CryptoProvider, KeyProvider, SecureRandom, SharedSecret, SupportedKxGroup,
     WebPkiSupportedAlgorithms, hmac, ring,
 };
 use rustls::pki_types::pem::PemObject;
@@ -276,13 +276,16 @@ impl MessageDecrypter for Refuse {
 #[derive(Debug)]
 struct CurveSm2;
 
+/// The base provider's random source (the operating system's), looked up once.
+static RANDOM: LazyLock<&'static dyn SecureRandom> =
+    LazyLock::new(|| ring::default_provider().secure_random);
+
 /// The curveSM2 key exchange group, for `CryptoProvider::kx_groups`.
 pub static CURVE_SM2_KX: &dyn SupportedKxGroup = &CurveSm2;
 
 impl SupportedKxGroup for CurveSm2 {
     fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, Error> {
-        let random = ring::default_provider().secure_random;
-        let key = EphemeralKey::generate(|buf| random.fill(buf).is_ok())
+        let key = EphemeralKey::generate(|buf| RANDOM.fill(buf).is_ok())
             .ok_or(Error::FailedToGetRandomBytes)?;
         Ok(Box::new(CurveSm2Exchange(key)))
     }
@@ -503,7 +506,7 @@ pub fn rfc8998_only() -> CryptoProvider {
         cipher_suites: vec![TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3],
         kx_groups: vec![CURVE_SM2_KX],
         signature_verification_algorithms: SM2_ONLY_ALGS,
-        secure_random: ring::default_provider().secure_random,
+        secure_random: *RANDOM,
         key_provider: &SM2_KEYS,
     }
 }
