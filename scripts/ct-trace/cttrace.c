@@ -18,7 +18,8 @@
  * the driver reads it back at its end):
  *   pair <k> same <events> <hash>
  *   pair <k> differs <eventsA> <eventsB> <index> | <what> | <what> | <what>
- * and a final line `segments <n>`.
+ * after a first line `begin-mark <its run-time address>`, and a final line
+ * `segments <n>`.
  *
  * Arguments: out=<file> (required), cap=<events kept per run, default
  * 4000000>.
@@ -126,7 +127,8 @@ static void record(uint64_t addr, const struct insn_info *insn, uint32_t info)
         }
     } else if (!diverged && count < kept_n) {
         const struct event *a = &kept[count];
-        if (a->addr != addr || a->info != info || a->insn != insn) {
+        /* Instructions by address: a retranslated block has new infos. */
+        if (a->addr != addr || a->info != info || a->insn->vaddr != insn->vaddr) {
             diverged = true;
             div_index = count;
             div_a = *a;
@@ -141,10 +143,15 @@ static void record(uint64_t addr, const struct insn_info *insn, uint32_t info)
     count++;
 }
 
-static void begin_segment(void)
+static void begin_segment(const struct insn_info *mark)
 {
     active = true;
     segment++;
+    if (segment == 1) {
+        /* Where the binary was loaded: the runner subtracts the mark's
+         * link-time address to look addresses up in the binary. */
+        fprintf(out, "begin-mark 0x%llx\n", (unsigned long long)mark->vaddr);
+    }
     hash = 0x6a09e667f3bcc908ull;
     count = 0;
     last_insn = NULL;
@@ -216,7 +223,7 @@ static void on_insn(unsigned int vcpu, void *data)
     (void)vcpu;
     if (ii->kind == BEGIN_MARK) {
         if (!active)
-            begin_segment();
+            begin_segment(ii);
         return;
     }
     if (ii->kind == END_MARK) {
