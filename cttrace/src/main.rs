@@ -14,11 +14,17 @@
 //! (a table lookup indexed by a secret byte, a branch on a secret byte) are
 //! not both reported.
 //!
+//! Each operation runs with two pairs of secrets: random bytes (every byte
+//! differs between the two runs), and all bits clear against all bits set.
+//!
 //! Declassified on purpose (both runs of a pair get the same answer, so the
 //! answer's branch is the same in both): an AEAD's or MAC's tag check
-//! (a pair with the right tag, a pair with a wrong tag), and XTS's refusal
-//! of equal key halves (a pair with different halves, a pair with equal
-//! ones). See [`declassify`].
+//! (a pair with the right tag, a pair with a wrong tag), XTS's refusal of
+//! equal key halves (a pair with different halves, a pair with equal
+//! ones), see [`declassify`]; and whether `Sm4Ctr`'s counter carries out of
+//! its low 64 bits during a call (the `sm4ce` backend then leaves its
+//! register kernel for the staged path: a pair where neither run carries,
+//! a pair where both do).
 //!
 //! Run it through `scripts/ct-trace/run.sh` (which builds the plugin and
 //! this binary and runs both `-cpu max` and `-cpu cortex-a72`). An optional
@@ -104,11 +110,24 @@ impl Rng {
     }
 }
 
-/// Fill every secret of `w` for `run`: the second run's bytes are the
-/// first's with a random nonzero XOR, so every byte differs between them.
-fn fill(w: &mut Work, run: Run) {
+/// The two pairs of secrets each operation is run with.
+#[derive(Clone, Copy, Debug)]
+enum Secrets {
+    /// Random bytes; the second run's are the first's with a random
+    /// nonzero XOR, so that every byte differs between the two.
+    Random,
+    /// Every bit clear in the first run, every bit set in the second (the
+    /// counters' and carries' extremes), except the key's second 16 bytes
+    /// (0x0f, then 0xf0) so that XTS's key halves still differ.
+    Extremes,
+}
+
+/// Fill every secret of `w` for `run` of a pair of `secrets` (the warm-up
+/// gets random bytes of its own).
+fn fill(w: &mut Work, run: Run, secrets: Secrets) {
     let mut a = Rng(if run == Run::Warm { 77 } else { 1 });
     let mut m = Rng(2);
+    let second = run == Run::Second;
     let Work {
         key,
         iv,
@@ -125,7 +144,14 @@ fn fill(w: &mut Work, run: Run) {
     {
         let x = a.byte();
         let mask = m.byte() % 255 + 1;
-        *b = if run == Run::Second { x ^ mask } else { x };
+        *b = match (run, secrets) {
+            (Run::Warm, _) | (Run::First, Secrets::Random) => x,
+            (Run::Second, Secrets::Random) => x ^ mask,
+            (_, Secrets::Extremes) => 0u8.wrapping_sub(u8::from(second)),
+        };
+    }
+    if run != Run::Warm && matches!(secrets, Secrets::Extremes) {
+        key[16..32].fill(if second { 0xf0 } else { 0x0f });
     }
 }
 
@@ -179,17 +205,22 @@ impl Checker {
         {
             return;
         }
-        for run in [Run::Warm, Run::First, Run::Second] {
-            fill(&mut self.w, run);
-            prep(&mut self.w, run);
-            if run == Run::Warm {
-                op(&mut self.w);
-            } else {
+        fill(&mut self.w, Run::Warm, Secrets::Random);
+        prep(&mut self.w, Run::Warm);
+        op(&mut self.w);
+        black_box(&*self.w);
+        for secrets in [Secrets::Random, Secrets::Extremes] {
+            for run in [Run::First, Run::Second] {
+                fill(&mut self.w, run, secrets);
+                prep(&mut self.w, run);
                 traced(op, &mut self.w);
+                black_box(&*self.w);
             }
-            black_box(&*self.w);
+            self.checks.push(Check {
+                name: format!("{name} [{secrets:?} secrets]"),
+                planted,
+            });
         }
-        self.checks.push(Check { name, planted });
     }
 
     fn pair(&mut self, name: String, op: &dyn Fn(&mut Work)) {
@@ -228,16 +259,34 @@ fn sm4_checks(c: &mut Checker) {
                 sm4(w, b).decrypt_blocks(blocks(&mut w.data[..nb * 16]));
             });
         }
+        let ctr = |w: &mut Work, seek: u64, len: usize| {
+            let mut ctr = Sm4Ctr::inner_iv_init(sm4(w, b), &w.iv16().into());
+            ctr.seek(seek);
+            ctr.apply_keystream(&mut w.data[..len]);
+        };
         for len in LENS {
-            c.pair(format!("sm4 {n}: Sm4Ctr {len} B"), &|w| {
-                let mut ctr = Sm4Ctr::inner_iv_init(sm4(w, b), &w.iv16().into());
-                ctr.apply_keystream(&mut w.data[..len]);
+            // Declassified: whether the counter's low 64 bits carry during
+            // the call (`sm4ce` then leaves its register kernel for the
+            // staged path, sm4/src/backends.rs `ctr_xor`). The top bit of
+            // the IV's low half is clear in both runs here, so neither
+            // carries; the pairs below carry in both runs.
+            let no_carry = |w: &mut Work, _| w.iv[8] &= 0x7f;
+            c.pair_with(format!("sm4 {n}: Sm4Ctr {len} B"), false, &no_carry, &|w| {
+                ctr(w, 0, len)
             });
-            c.pair(format!("sm4 {n}: Sm4Ctr seek + {len} B"), &|w| {
-                let mut ctr = Sm4Ctr::inner_iv_init(sm4(w, b), &w.iv16().into());
-                ctr.seek(1000u64);
-                ctr.apply_keystream(&mut w.data[..len]);
-            });
+            c.pair_with(
+                format!("sm4 {n}: Sm4Ctr seek + {len} B"),
+                false,
+                &no_carry,
+                &|w| ctr(w, 1000, len),
+            );
+            let carry = |w: &mut Work, _| w.iv[8..16].fill(0xff);
+            c.pair_with(
+                format!("sm4 {n}: Sm4Ctr across the 64-bit carry, {len} B"),
+                false,
+                &carry,
+                &|w| ctr(w, 0, len),
+            );
             c.pair(format!("sm4 {n}: Sm4CfbEnc {len} B"), &|w| {
                 Sm4CfbEnc::inner_iv_init(sm4(w, b), &w.iv16().into()).encrypt(&mut w.data[..len]);
             });
@@ -752,8 +801,10 @@ fn main() {
         println!("  {krate}: {}", list.join(", "));
     }
     println!(
-        "cttrace: {real} of {} operations x backends with equal traces ({nb} backends); \
-         self-test: {caught} of {planted} planted leaks reported",
+        "cttrace: {} operations x backends, {} pairs of runs (random secrets; all bits \
+         clear vs all set): {real} with equal traces ({nb} backends); self-test: {caught} of \
+         {planted} planted-leak pairs reported",
+        (c.checks.len() - planted) / 2,
         c.checks.len() - planted,
     );
     if failures > 0 {
