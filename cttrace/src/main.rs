@@ -795,7 +795,10 @@ fn main() {
         }
     }
     let nb: usize = c.backends.values().map(Vec::len).sum();
-    println!("cttrace: backends run:");
+    match &c.filter {
+        Some(f) => println!("cttrace: only the operations whose name contains {f:?}; backends:"),
+        None => println!("cttrace: backends run:"),
+    }
     for (krate, list) in &c.backends {
         println!("  {krate}: {}", list.join(", "));
     }

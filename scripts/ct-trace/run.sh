@@ -37,7 +37,7 @@ where() {
     link=$(aarch64-linux-gnu-nm "$bin" | awk '/cttrace_mark_begin/ && !n++ { print "0x" $1 }')
     [ -n "$runtime" ] && [ -n "$link" ] || return 0
     bias=$((runtime - link))
-    grep -o 'after 0x[0-9a-f]*' "$log" | sort -u | while read -r _ a; do
+    { grep -o 'after 0x[0-9a-f]*' "$log" || true; } | sort -u | while read -r _ a; do
         printf 'the runs went apart after %s:\n' "$a"
         aarch64-linux-gnu-addr2line -f -i -C -p -e "$bin" "$(printf '0x%x' $((a - bias)))" |
             sed 's/^/    /'
