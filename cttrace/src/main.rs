@@ -814,3 +814,21 @@ fn main() {
         std::process::exit(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn report_lines() {
+        assert_eq!(parse("pair 7 same 400 2cccf44f895efa77"), Some((7, None)));
+        let (k, d) =
+            parse("pair 3 differs 28 40 25 | after 0x10 in f: tbnz | first A | second B").unwrap();
+        assert_eq!(k, 3);
+        let d = d.unwrap();
+        assert!(d.starts_with("28 and 40 events; the first difference is event 25, after 0x10"));
+        assert!(d.ends_with("first A\n      second B"));
+        assert_eq!(parse("begin-mark 0x5500001000"), None);
+        assert_eq!(parse("segments 12"), None);
+    }
+}
