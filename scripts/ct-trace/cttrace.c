@@ -5,14 +5,14 @@
  * The driver (the `cttrace` workspace member) runs every operation in
  * pairs of runs with different secrets of the same lengths, each run
  * between a call of `cttrace_mark_begin` and one of `cttrace_mark_end`
- * (found by symbol name). Between the two marks the plugin records every executed
- * instruction's address and every memory access's address (and its
- * size/direction bits) into a running 64-bit hash and a counter; the first
- * run of a pair is also kept in full (up to `cap` events) so that the
- * second run can be compared event by event and the first divergence
+ * (found by symbol name). Between the two marks the plugin records every
+ * executed instruction's address and every memory access's address (and
+ * its size/direction bits) into a running 64-bit hash and a counter; the
+ * first run of a pair is also kept in full (up to `cap` events) so that
+ * the second run can be compared event by event and the first divergence
  * reported with its instruction, symbol and the last instruction the two
- * runs had in common (the branch that went two ways, or the load or
- * store whose address differed).
+ * runs had in common (the branch that went two ways, or the load or store
+ * whose address differed).
  *
  * One line per pair goes to the file named by `out=` (flushed at once, so
  * the driver reads it back at its end):
