@@ -12,8 +12,10 @@
 #   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
 #      can run, soft always;
 #   4. the aarch64 tests under qemu-user, with `-cpu max` (SM3/SM4
-#      instructions) and `-cpu cortex-a72` (plain NEON), then the aarch64
-#      backends forced by cfg;
+#      instructions) and `-cpu cortex-a72` (plain NEON), the constant-time
+#      trace check of every aarch64 backend (scripts/ct-trace/run.sh: a
+#      qemu TCG plugin built with gcc), then the aarch64 backends forced by
+#      cfg;
 #   5. the targets without a SIMD backend (soft only): the tests on s390x
 #      (big-endian), i686 (32-bit) and riscv64gc under qemu-user, the
 #      library crates built for thumbv7em-none-eabihf (no_std, no 64-bit
@@ -169,7 +171,7 @@ cross_clippy() {
     step "clippy -D warnings on ${BUILD_TARGETS[*]} (libraries) and ${QEMU_TARGETS[*]} (all targets)"
     for t in "${BUILD_TARGETS[@]}"; do
         for features in "" --no-default-features; do
-            cargo clippy --quiet --target "$t" --workspace --exclude benches --exclude testkit \
+            cargo clippy --quiet --target "$t" --workspace --exclude benches --exclude testkit --exclude cttrace \
                 ${features:+"$features"} -- -D warnings
         done
     done
@@ -267,11 +269,11 @@ step "adiantum disk-image example: encrypt, decrypt and verify a scratch image"
 cargo run --quiet -p adiantum-simd --example disk_image -- selftest 2>&1 | tail -n 1
 
 step "cargo package: each publishable crate built from its .crate file"
-# benches and testkit are publish = false. Our crates' path dependencies on
+# benches, testkit and cttrace are publish = false. Our crates' path dependencies on
 # each other resolve to the packages being made, not to the crates.io crates
 # of the same names (sm4, sm3, chacha, adiantum belong to other owners).
 # --allow-dirty: a local run with uncommitted changes checks them too.
-cargo package --workspace --exclude benches --exclude testkit --allow-dirty --quiet
+cargo package --workspace --exclude benches --exclude testkit --exclude cttrace --allow-dirty --quiet
 
 step "a user's build: the packaged crates, by name and version, run the root README's example"
 ./scripts/user-build.sh
@@ -315,6 +317,9 @@ if [ "$(uname -m)" = x86_64 ]; then
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $cpu" \
             cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches -- --nocapture
     done
+
+    step "constant time on aarch64: every operation on every backend traced twice under qemu-aarch64 (TCG plugin), -cpu max and cortex-a72"
+    scripts/ct-trace/run.sh
 
     # The aarch64 backends forced by cfg, each on a CPU that has it.
     aarch64_forced() {
