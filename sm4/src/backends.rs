@@ -5,9 +5,10 @@
 //! The kernel contract: each SIMD module `M` provides
 //! `pub(crate) type ParBlocks` (blocks per batch it wants from the modes) and
 //! `#[target_feature(..)] pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32],
-//! blocks: InOutBuf<'_, '_, Block<Sm4>>)` that encrypts (encryption schedule)
+//! blocks: InOutBuf<'_, '_, Blk>)` that encrypts (encryption schedule)
 //! or decrypts (reversed schedule) any number of blocks, in place or not.
 
+use crate::block::{Blk, one};
 use crate::ghash::{GcmClosure, SoftGhash};
 use crate::modes::TweakOrder;
 use cipher::{
@@ -41,7 +42,7 @@ macro_rules! x86_entry_points {
         #[doc = concat!("The CPU supports ", $cpu, ".")]
         #[inline]
         #[target_feature(enable = $features)]
-        pub(crate) unsafe fn crypt_block(rk: &[u32; 32], block: InOut<'_, '_, Block<crate::Sm4>>) {
+        pub(crate) unsafe fn crypt_block(rk: &[u32; 32], block: InOut<'_, '_, $crate::block::Blk>) {
             let (inp, out) = block.into_raw();
             // SAFETY: an `InOut` holds one readable and one writable block.
             unsafe { one(rk, inp.cast(), out.cast()) };
@@ -56,7 +57,7 @@ macro_rules! x86_entry_points {
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn crypt_blocks(
             rk: &[u32; 32],
-            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            blocks: InOutBuf<'_, '_, $crate::block::Blk>,
         ) {
             const BATCH: usize = 4 * $group;
             let n = blocks.len();
@@ -118,7 +119,7 @@ macro_rules! x86_entry_points {
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn crypt_lanes(
             rk: &[u32; 32],
-            blocks: &mut [Block<crate::Sm4>; 4],
+            blocks: &mut [$crate::block::Blk; 4],
             n: usize,
         ) {
             let p = blocks.as_mut_ptr().cast::<u8>();
@@ -568,11 +569,11 @@ macro_rules! fused_ctr {
 /// [`Kernel::ctr_xor`], on the kernel's lanes (one block's latency).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
-fn crypt_extras<K: Kernel>(k: K, rk: &[u32; 32], extra: &mut [(u128, Block<crate::Sm4>)]) {
+fn crypt_extras<K: Kernel>(k: K, rk: &[u32; 32], extra: &mut [(u128, Blk)]) {
     if extra.is_empty() {
         return;
     }
-    let mut v = [Block::<crate::Sm4>::default(); 4];
+    let mut v = [Blk::default(); 4];
     for (b, (ctr, _)) in v.iter_mut().zip(extra.iter()) {
         *b = ctr.to_be_bytes().into();
     }
@@ -584,14 +585,14 @@ fn crypt_extras<K: Kernel>(k: K, rk: &[u32; 32], extra: &mut [(u128, Block<crate
 
 /// The blocks a mode driver hands a kernel at once, encrypted in place.
 #[repr(C, align(64))]
-pub(crate) struct Stage(pub(crate) [Block<crate::Sm4>; STAGE]);
+pub(crate) struct Stage(pub(crate) [Blk; STAGE]);
 
 impl Stage {
     /// A zeroed stage (the kernels read the padding after the blocks in
     /// use, so it is initialised once per call).
     #[inline(always)]
     pub(crate) fn new() -> Self {
-        Stage([Block::<crate::Sm4>::default(); STAGE])
+        Stage([Blk::default(); STAGE])
     }
 
     /// Overwrite the stage (it held keystream, plaintext or tweaks).
@@ -657,7 +658,7 @@ pub(crate) trait Kernel: Copy {
         self,
         rk: &[u32; 32],
         t: u128,
-        blocks: &mut [Block<crate::Sm4>],
+        blocks: &mut [Blk],
     ) -> u128 {
         let mut t = t;
         for b in blocks.iter_mut() {
@@ -676,14 +677,14 @@ pub(crate) trait Kernel: Copy {
     fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize);
 
     /// One block in place, on the backend's latency-optimised path.
-    fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>);
+    fn crypt_block(self, rk: &[u32; 32], block: &mut Blk);
 
     /// The mode drivers' own work, portable here; backends with vector
     /// units override it.
     ///
     /// Counter blocks `c, c + 1, ...` (128-bit big-endian) into `stage`.
     #[inline(always)]
-    fn ctr_fill(self, c: u128, stage: &mut [Block<crate::Sm4>]) {
+    fn ctr_fill(self, c: u128, stage: &mut [Blk]) {
         for (j, b) in stage.iter_mut().enumerate() {
             *b = c.wrapping_add(j as u128).to_be_bytes().into();
         }
@@ -696,9 +697,9 @@ pub(crate) trait Kernel: Copy {
     fn xts_whiten<O: TweakOrder>(
         self,
         t: u128,
-        data: &[Block<crate::Sm4>],
-        stage: &mut [Block<crate::Sm4>],
-        tweaks: &mut [Block<crate::Sm4>],
+        data: &[Blk],
+        stage: &mut [Blk],
+        tweaks: &mut [Blk],
     ) {
         let whiten = !stage.is_empty();
         let mut t = t;
@@ -717,14 +718,14 @@ pub(crate) trait Kernel: Copy {
 
     /// Up to four blocks (`n` of them) in place, at the single-block
     /// latency where the backend has such a path.
-    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize);
+    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize);
 
     /// Up to four blocks given as values (each the 16 bytes read as a
     /// native-endian number, as [`ChainIo::feed`] gives them), `n` of them
     /// in use, encrypted at the single-block latency where the backend can.
     #[inline(always)]
-    fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], n: usize) -> [Block<crate::Sm4>; 4] {
-        let mut b = v.map(|x| Block::<crate::Sm4>::from(x.to_ne_bytes()));
+    fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], n: usize) -> [Blk; 4] {
+        let mut b = v.map(|x| Blk::from(x.to_ne_bytes()));
         self.crypt_lanes(rk, &mut b, n);
         b
     }
@@ -739,7 +740,7 @@ pub(crate) trait Kernel: Copy {
     fn chain(
         self,
         rk: &[u32; 32],
-        state: &mut Block<crate::Sm4>,
+        state: &mut Blk,
         steps: usize,
         lanes: usize,
         io: &mut impl ChainIo,
@@ -747,7 +748,7 @@ pub(crate) trait Kernel: Copy {
         for s in 0..steps {
             let mut v = io
                 .feed(s)
-                .map(|b| Block::<crate::Sm4>::from(b.to_ne_bytes()));
+                .map(|b| Blk::from(b.to_ne_bytes()));
             let input = crate::modes::xor(state, &v[0]);
             v[0] = input;
             self.crypt_lanes(rk, &mut v, io.blocks(s).min(lanes));
@@ -765,8 +766,8 @@ pub(crate) trait Kernel: Copy {
         self,
         rk: &[u32; 32],
         c: u128,
-        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-        extra: &mut [(u128, Block<crate::Sm4>)],
+        blocks: InOutBuf<'_, '_, Blk>,
+        extra: &mut [(u128, Blk)],
         stage: &mut LazyStage,
     ) {
         crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
@@ -783,10 +784,10 @@ pub(crate) trait Kernel: Copy {
         self,
         rk: &[u32; 32],
         c: u128,
-        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-        extra: &mut [(u128, Block<crate::Sm4>)],
+        blocks: InOutBuf<'_, '_, Blk>,
+        extra: &mut [(u128, Blk)],
         stage: &mut LazyStage,
-        side: &mut impl FnMut(usize, &[Block<crate::Sm4>]),
+        side: &mut impl FnMut(usize, &[Blk]),
     ) {
         side(SIDE_STEPS, blocks.get_in());
         self.ctr_xor(rk, c, blocks, extra, stage);
@@ -798,8 +799,8 @@ pub(crate) trait Kernel: Copy {
     fn cbc_decrypt(
         self,
         rk: &[u32; 32],
-        iv: &mut Block<crate::Sm4>,
-        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        iv: &mut Blk,
+        blocks: InOutBuf<'_, '_, Blk>,
         stage: &mut LazyStage,
     ) {
         crate::modes::cbc_stages(self, rk, iv, blocks, stage.get());
@@ -811,9 +812,9 @@ pub(crate) trait Kernel: Copy {
     fn cfb_decrypt(
         self,
         rk: &[u32; 32],
-        iv: &mut Block<crate::Sm4>,
-        blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-        tail: Option<&mut Block<crate::Sm4>>,
+        iv: &mut Blk,
+        blocks: InOutBuf<'_, '_, Blk>,
+        tail: Option<&mut Blk>,
         stage: &mut LazyStage,
     ) {
         crate::modes::cfb_stages(self, rk, iv, blocks, tail, stage.get());
@@ -827,7 +828,7 @@ pub(crate) trait Kernel: Copy {
         self,
         _rk: &[u32; 32],
         _stage: &Stage,
-        _data: InOutBuf<'_, '_, Block<crate::Sm4>>,
+        _data: InOutBuf<'_, '_, Blk>,
     ) -> bool {
         false
     }
@@ -841,14 +842,14 @@ pub(crate) trait Kernel: Copy {
         self,
         _rk: &[u32; 32],
         _tweaks: &Stage,
-        _data: &mut [Block<crate::Sm4>],
+        _data: &mut [Blk],
     ) -> bool {
         false
     }
 
     /// `out = in ^ ks`, block by block (`ks` at least as long).
     #[inline(always)]
-    fn xor_into(self, mut data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
+    fn xor_into(self, mut data: InOutBuf<'_, '_, Blk>, ks: &[Blk]) {
         for (j, k) in ks.iter().enumerate().take(data.len()) {
             let mut b = data.get(j);
             let v = crate::modes::xor(b.get_in(), k);
@@ -874,7 +875,7 @@ pub(crate) trait ChainIo {
     /// Step `s`'s outputs (the chained block's first) and chained input.
     /// (`feed(s + 1)` may come before `emit(s)`: a kernel may prepare the
     /// next step's blocks while the chain runs.)
-    fn emit(&mut self, s: usize, out: &[Block<crate::Sm4>; 4], input: &Block<crate::Sm4>);
+    fn emit(&mut self, s: usize, out: &[Blk; 4], input: &Blk);
 }
 
 /// A computation to run with a backend's kernel (a rank-2 closure: the
@@ -899,11 +900,11 @@ impl Kernel for SoftKernel {
         soft::crypt_blocks(rk, (&mut stage.0[..n]).into());
     }
     #[inline(always)]
-    fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>) {
+    fn crypt_block(self, rk: &[u32; 32], block: &mut Blk) {
         soft::crypt_blocks(rk, core::slice::from_mut(block).into());
     }
     #[inline(always)]
-    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize) {
+    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
         soft::crypt_blocks(rk, (&mut blocks[..n]).into());
     }
 }
@@ -931,15 +932,6 @@ pub(crate) fn with_kernel<F: KernelClosure>(b: Backend, f: F) -> F::Output {
         Backend::Neon => unsafe { neon_kernel(f) },
         _ => f.call(SoftKernel),
     }
-}
-
-/// One block as a buffer of one.
-#[inline(always)]
-fn one<'i, 'o>(block: InOut<'i, 'o, Block<crate::Sm4>>) -> InOutBuf<'i, 'o, Block<crate::Sm4>> {
-    let (i, o) = block.into_raw();
-    // SAFETY: `i` and `o` come from one valid `InOut` (equal or disjoint,
-    // each valid for one block for the borrow's lifetime).
-    unsafe { InOutBuf::from_raw(i, o, 1) }
 }
 
 /// The soft backend as a `cipher` backend.
@@ -1022,7 +1014,7 @@ macro_rules! simd_backend {
     // width of their batches.
     (@modes $modes:ident) => {
         #[inline(always)]
-        fn ctr_fill(self, c: u128, stage: &mut [Block<crate::Sm4>]) {
+        fn ctr_fill(self, c: u128, stage: &mut [Blk]) {
             // SAFETY: the token exists only inside its backend's runner,
             // whose features include those of the width module (AVX2 for
             // `ymm`, AVX-512F/BW for `zmm`).
@@ -1032,15 +1024,15 @@ macro_rules! simd_backend {
         fn xts_whiten<O: TweakOrder>(
             self,
             t: u128,
-            data: &[Block<crate::Sm4>],
-            stage: &mut [Block<crate::Sm4>],
-            tweaks: &mut [Block<crate::Sm4>],
+            data: &[Blk],
+            stage: &mut [Blk],
+            tweaks: &mut [Blk],
         ) {
             // SAFETY: as in `ctr_fill`.
             unsafe { x86_modes::$modes::xts_whiten::<O>(t, data, stage, tweaks) }
         }
         #[inline(always)]
-        fn xor_into(self, data: InOutBuf<'_, '_, Block<crate::Sm4>>, ks: &[Block<crate::Sm4>]) {
+        fn xor_into(self, data: InOutBuf<'_, '_, Blk>, ks: &[Blk]) {
             let n = data.len();
             assert!(ks.len() >= n);
             let (i, o) = data.into_raw();
@@ -1061,7 +1053,7 @@ macro_rules! simd_backend {
     // The kernels with lane paths (`x86_modes::lane_paths!`).
     (@lanes $m:ident) => {
         #[inline(always)]
-        fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], _n: usize) -> [Block<crate::Sm4>; 4] {
+        fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], _n: usize) -> [Blk; 4] {
             // SAFETY: the token exists only inside its backend's runner.
             unsafe { $m::crypt_values(rk, v) }
         }
@@ -1069,7 +1061,7 @@ macro_rules! simd_backend {
         fn chain(
             self,
             rk: &[u32; 32],
-            state: &mut Block<crate::Sm4>,
+            state: &mut Blk,
             steps: usize,
             _lanes: usize,
             io: &mut impl ChainIo,
@@ -1086,8 +1078,8 @@ macro_rules! simd_backend {
             self,
             rk: &[u32; 32],
             c: u128,
-            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-            extra: &mut [(u128, Block<crate::Sm4>)],
+            blocks: InOutBuf<'_, '_, Blk>,
+            extra: &mut [(u128, Blk)],
             stage: &mut LazyStage,
         ) {
             let n = blocks.len();
@@ -1105,8 +1097,8 @@ macro_rules! simd_backend {
         fn cbc_decrypt(
             self,
             rk: &[u32; 32],
-            iv: &mut Block<crate::Sm4>,
-            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            iv: &mut Blk,
+            blocks: InOutBuf<'_, '_, Blk>,
             _stage: &mut LazyStage,
         ) {
             let n = blocks.len();
@@ -1118,9 +1110,9 @@ macro_rules! simd_backend {
         fn cfb_decrypt(
             self,
             rk: &[u32; 32],
-            iv: &mut Block<crate::Sm4>,
-            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-            tail: Option<&mut Block<crate::Sm4>>,
+            iv: &mut Blk,
+            blocks: InOutBuf<'_, '_, Blk>,
+            tail: Option<&mut Blk>,
             _stage: &mut LazyStage,
         ) {
             let n = blocks.len();
@@ -1141,7 +1133,7 @@ macro_rules! simd_backend {
             self,
             rk: &[u32; 32],
             t: u128,
-            blocks: &mut [Block<crate::Sm4>],
+            blocks: &mut [Blk],
         ) -> u128 {
             let (p, n) = (blocks.as_mut_ptr().cast::<u8>(), blocks.len());
             // SAFETY: the token exists only inside the `sm4ce` runner;
@@ -1162,7 +1154,7 @@ macro_rules! simd_backend {
             self,
             rk: &[u32; 32],
             stage: &Stage,
-            data: InOutBuf<'_, '_, Block<crate::Sm4>>,
+            data: InOutBuf<'_, '_, Blk>,
         ) -> bool {
             if data.len() != STAGE {
                 return false;
@@ -1180,7 +1172,7 @@ macro_rules! simd_backend {
             self,
             rk: &[u32; 32],
             tweaks: &Stage,
-            data: &mut [Block<crate::Sm4>],
+            data: &mut [Blk],
         ) -> bool {
             if data.len() != STAGE {
                 return false;
@@ -1203,8 +1195,8 @@ macro_rules! simd_backend {
             self,
             rk: &[u32; 32],
             c: u128,
-            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-            extra: &mut [(u128, Block<crate::Sm4>)],
+            blocks: InOutBuf<'_, '_, Blk>,
+            extra: &mut [(u128, Blk)],
             stage: &mut LazyStage,
         ) {
             const BATCH: usize = 32;
@@ -1238,10 +1230,10 @@ macro_rules! simd_backend {
             self,
             rk: &[u32; 32],
             c: u128,
-            blocks: InOutBuf<'_, '_, Block<crate::Sm4>>,
-            extra: &mut [(u128, Block<crate::Sm4>)],
+            blocks: InOutBuf<'_, '_, Blk>,
+            extra: &mut [(u128, Blk)],
             stage: &mut LazyStage,
-            side: &mut impl FnMut(usize, &[Block<crate::Sm4>]),
+            side: &mut impl FnMut(usize, &[Blk]),
         ) {
             const BATCH: usize = 32;
             const STEP: usize = STAGE / SIDE_STEPS;
@@ -1263,7 +1255,7 @@ macro_rules! simd_backend {
                 // this call.
                 let input = unsafe {
                     core::slice::from_raw_parts(
-                        i.cast::<Block<crate::Sm4>>().add(STEP * step),
+                        i.cast::<Blk>().add(STEP * step),
                         STEP * s,
                     )
                 };
@@ -1288,7 +1280,7 @@ macro_rules! simd_backend {
         fn chain(
             self,
             rk: &[u32; 32],
-            state: &mut Block<crate::Sm4>,
+            state: &mut Blk,
             steps: usize,
             _lanes: usize,
             io: &mut impl ChainIo,
@@ -1376,12 +1368,12 @@ macro_rules! simd_backend {
                 unsafe { $m::crypt_stage(rk, stage, n) }
             }
             #[inline(always)]
-            fn crypt_block(self, rk: &[u32; 32], block: &mut Block<crate::Sm4>) {
+            fn crypt_block(self, rk: &[u32; 32], block: &mut Blk) {
                 // SAFETY: as in `crypt_stage`.
                 unsafe { simd_backend!(@one $m, rk, block.into() $(, $single)?) }
             }
             #[inline(always)]
-            fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Block<crate::Sm4>; 4], n: usize) {
+            fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
                 if n == 1 {
                     // The single-block entry point, inlined where the lane
                     // dispatch is not.

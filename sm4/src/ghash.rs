@@ -26,12 +26,12 @@
 //! register) aggregates 16 too, `clmul` and `pmull` 8, `soft` 4, and each
 //! takes the last powers of the one table.
 
+use crate::block::Blk;
 use crate::backends::{Backend, GcmBackend, GhashEngine, Kernel, with_gcm};
-use cipher::{Block, array::Array};
+use cipher::array::Array;
 use core::fmt;
 
 /// One GHASH block.
-type Blk = Block<crate::Sm4>;
 
 /// Powers of H in the table: the widest aggregation (16 blocks, `vpclmul`).
 pub(crate) const POWERS: usize = 16;

@@ -12,6 +12,7 @@ use cipher::{
 };
 
 mod backends;
+mod block;
 mod error;
 mod ghash;
 mod modes;

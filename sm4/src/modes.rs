@@ -13,7 +13,8 @@
 //! chained directions (CBC and CFB encryption) run one block at a time.
 
 use crate::backends::{Kernel, LazyStage, STAGE, Stage};
-use cipher::{Block, InOut, InOutBuf};
+pub(crate) use crate::block::{Blk, xor, xor_bytes};
+use cipher::{InOut, InOutBuf};
 
 mod cbc;
 mod ccm;
@@ -32,24 +33,6 @@ pub use gcm::Sm4Gcm;
 pub(crate) use xts::TweakOrder;
 pub use xts::{Sm4Xts, XtsStandard};
 
-/// One SM4 block.
-type Blk = Block<crate::Sm4>;
-
-/// `a ^ b` on whole blocks.
-#[inline(always)]
-pub(crate) fn xor(a: &Blk, b: &Blk) -> Blk {
-    (u128::from_ne_bytes(a.0) ^ u128::from_ne_bytes(b.0))
-        .to_ne_bytes()
-        .into()
-}
-
-/// `a ^= b` on the first `a.len()` bytes of `b`.
-#[inline(always)]
-fn xor_bytes(a: &mut [u8], b: &[u8]) {
-    for (x, y) in a.iter_mut().zip(b) {
-        *x ^= y;
-    }
-}
 
 /// `out = in ^ ks` block by block, for the few-block paths: one 16-byte
 /// access per block, as the lane paths wrote them (a wider load over

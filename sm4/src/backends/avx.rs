@@ -27,7 +27,7 @@
 use super::x86_modes::ymm;
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOut, InOutBuf, consts::U32};
+use cipher::{InOut, InOutBuf, consts::U32};
 
 /// Blocks per batch: four interleaved 8-block groups.
 pub(crate) type ParBlocks = U32;

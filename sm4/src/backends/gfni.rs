@@ -28,7 +28,7 @@
 
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOut, InOutBuf, consts::U64};
+use cipher::{InOut, InOutBuf, consts::U64};
 
 /// Blocks per batch: two 32-block chains ([`pairs`]); tails run as up to
 /// three 16-block groups ([`groups`]).

@@ -10,11 +10,10 @@
 //! products cover the multiplier's latency on in-order and out-of-order
 //! cores alike.
 
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
 use core::arch::aarch64::*;
 
-type Blk = Block<crate::Sm4>;
 type V = uint64x2_t;
 
 ghash_token!(

@@ -10,13 +10,12 @@
 //! multiplier, set the pace. A shorter rest is one group with masked
 //! loads (zero lanes multiply to zero).
 
+use crate::block::Blk;
 use super::ghash_clmul::BSWAP;
 use super::x86_modes::zmm::xor;
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
 use core::arch::x86_64::*;
 
-type Blk = Block<crate::Sm4>;
 
 ghash_token!(
     VpclmulGhash,

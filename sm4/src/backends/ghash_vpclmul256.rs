@@ -10,13 +10,12 @@
 //! into the low lane (nothing past the slice is read); fewer than four
 //! blocks go to `ghash_clmul` (two or three in `ymm` were slower).
 
+use crate::block::Blk;
 use super::ghash_clmul::BSWAP;
 use super::x86_modes::ymm::{self, xor};
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
 use core::arch::x86_64::*;
 
-type Blk = Block<crate::Sm4>;
 type V = __m256i;
 
 ghash_token!(Vpclmul256Ghash, "VPCLMULQDQ, PCLMULQDQ and AVX2");

@@ -9,8 +9,8 @@
 //! block as well. A single block (the chained modes: CBC and CFB encryption,
 //! CMAC) takes a short path. The instructions run in constant time.
 
-use crate::Sm4;
-use cipher::{Block, InOutBuf, consts::U8};
+use crate::block::Blk;
+use cipher::{InOutBuf, consts::U8};
 use core::arch::aarch64::*;
 use core::arch::asm;
 
@@ -160,7 +160,7 @@ unsafe fn crypt_many(rk: &[u32; 32], inp: *const u8, out: *mut u8, n: usize) {
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<Sm4>>) {
+pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Blk>) {
     let n = blocks.len();
     let (inp, out) = blocks.into_raw();
     let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
@@ -576,8 +576,8 @@ fn chain_step<const N: usize>(
     k: &[uint32x4_t; 8],
     st: uint8x16_t,
     blocks: &[u128; 4],
-    out: &mut [Block<Sm4>; 4],
-    input: &mut Block<Sm4>,
+    out: &mut [Blk; 4],
+    input: &mut Blk,
 ) -> uint8x16_t {
     let i = veorq_u8(st, bytes_of(blocks[0]));
     // SAFETY: a 16-byte block.
@@ -609,15 +609,15 @@ fn chain_step<const N: usize>(
 #[target_feature(enable = "neon,sm4")]
 pub(crate) unsafe fn chain(
     rk: &[u32; 32],
-    state: &mut Block<Sm4>,
+    state: &mut Blk,
     steps: usize,
     io: &mut impl super::ChainIo,
 ) {
     let k = load_keys(rk);
     // SAFETY: 16 readable bytes.
     let mut st = unsafe { vld1q_u8(state.as_ptr()) };
-    let mut out = [Block::<Sm4>::default(); 4];
-    let mut input = Block::<Sm4>::default();
+    let mut out = [Blk::default(); 4];
+    let mut input = Blk::default();
     for s in 0..steps {
         let blocks = io.feed(s);
         st = match io.blocks(s) {
@@ -638,7 +638,7 @@ pub(crate) unsafe fn chain(
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [cipher::Block<Sm4>; 4], n: usize) {
+pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut blocks[..n]).into()) }
 }

@@ -18,7 +18,8 @@
 //! of XOR/AND/OR/NOT/shift/rotate/subtract; nothing depends on secret data
 //! in its control flow or memory addresses.
 
-use cipher::{Block, InOutBuf, consts::U16};
+use crate::block::Blk;
+use cipher::{InOutBuf, consts::U16};
 
 /// Blocks per batch: one batch fills the 64 byte lanes of the bit slices.
 pub(crate) type ParBlocks = U16;
@@ -395,7 +396,7 @@ fn crypt1(rk: &[u32; 32], b: &[u8; 16]) -> [u8; 16] {
 /// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)
 /// any number of blocks, in place or out of place.
 #[inline]
-pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<crate::Sm4>>) {
+pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Blk>) {
     let n = blocks.len();
     if n == 1 {
         let mut b = blocks.get(0);
@@ -472,10 +473,11 @@ pub(crate) mod tests {
     /// count that fills 1, 2 or 3 groups partly or wholly.
     #[test]
     fn sliced_blocks_match_single_blocks() {
-        use cipher::{Block, InOutBuf};
+        use crate::block::Blk;
+        use cipher::InOutBuf;
         let rk = super::expand_key(&[0x3c; 16]);
         let mut state = 0x9e37_79b9_u32;
-        let blocks: [Block<crate::Sm4>; 40] = core::array::from_fn(|_| {
+        let blocks: [Blk; 40] = core::array::from_fn(|_| {
             core::array::from_fn::<u8, 16, _>(|_| {
                 state = state.wrapping_mul(0x0019_660d).wrapping_add(0x3c6e_f35f);
                 (state >> 24) as u8

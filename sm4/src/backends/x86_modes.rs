@@ -13,10 +13,9 @@
 //! One body of code for both widths (`modes_body!`), over a few
 //! primitives each width module defines.
 
+use crate::block::Blk;
 use super::super::modes::TweakOrder;
-use cipher::Block;
 
-type Blk = Block<crate::Sm4>;
 
 /// `vpshufb` index reversing the bytes of each 64-bit half.
 const BSWAP64: [i8; 16] = [7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8];
@@ -469,13 +468,13 @@ macro_rules! lane_paths {
         /// loads could not take their data from.
         #[inline]
         #[target_feature(enable = $features)]
-        pub(crate) fn crypt_values(km: &[u32; 32], v: [u128; 4]) -> [cipher::Block<crate::Sm4>; 4] {
+        pub(crate) fn crypt_values(km: &[u32; 32], v: [u128; 4]) -> [$crate::block::Blk; 4] {
             use super::x86_modes::transpose_xmm;
             let z = v.map(|b| _mm_set_epi64x((b >> 64) as i64, b as i64));
             let x = transpose_xmm(z).map(|w| map_xmm(w, PRE));
             let [x0, x1, x2, x3] = rounds_xmm(km, x);
             let z = transpose_xmm([x3, x2, x1, x0]).map(|w| map_xmm(w, PRE_INV));
-            let mut out = [cipher::Block::<crate::Sm4>::default(); 4];
+            let mut out = [$crate::block::Blk::default(); 4];
             for (o, v) in out.iter_mut().zip(z) {
                 // SAFETY: a 16-byte store into a 16-byte block.
                 unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), v) };
@@ -493,7 +492,7 @@ macro_rules! lane_paths {
         #[target_feature(enable = $features)]
         pub(crate) fn chain(
             km: &[u32; 32],
-            state: &mut cipher::Block<crate::Sm4>,
+            state: &mut $crate::block::Blk,
             steps: usize,
             io: &mut impl super::ChainIo,
         ) {
@@ -528,7 +527,7 @@ macro_rules! lane_paths {
                 let [x0, x1, x2, x3] = rounds_xmm(km, x);
                 prev = [x3, x2, x1, x0];
                 let z = transpose_xmm(prev).map(|w| map_xmm(w, PRE_INV));
-                let mut out = [cipher::Block::<crate::Sm4>::default(); 4];
+                let mut out = [$crate::block::Blk::default(); 4];
                 for (o, v) in out.iter_mut().zip(z) {
                     // SAFETY: a 16-byte store into a 16-byte block.
                     unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), v) };
