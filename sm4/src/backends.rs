@@ -10,7 +10,10 @@
 
 use crate::block::{Blk, one};
 use crate::ghash::{GcmClosure, SoftGhash};
-use crate::modes::TweakOrder;
+use crate::kernel::{
+    ChainIo, Kernel, KernelClosure, LazyStage, SIDE_STEPS, STAGE, Stage, TweakOrder,
+    align_frame_to_cache_line, crypt_extras, ctr_stages,
+};
 use cipher::{
     Block, BlockCipherDecBackend, BlockCipherDecClosure, BlockCipherEncBackend,
     BlockCipherEncClosure, BlockSizeUser, InOut, InOutBuf, ParBlocks, ParBlocksSizeUser,
@@ -143,10 +146,10 @@ macro_rules! x86_entry_points {
         #[doc = concat!("The CPU supports ", $cpu, ".")]
         #[inline]
         #[target_feature(enable = $features)]
-        pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+        pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut $crate::kernel::Stage, n: usize) {
             const BATCH: usize = 4 * $group;
-            const _: () = assert!(super::STAGE % BATCH == 0);
-            debug_assert!((1..=super::STAGE).contains(&n));
+            const _: () = assert!($crate::kernel::STAGE % BATCH == 0);
+            debug_assert!((1..=$crate::kernel::STAGE).contains(&n));
             let p = stage.0.as_mut_ptr().cast::<u8>();
             // SAFETY: (every call) the stage holds STAGE blocks; a batch or
             // group run starts at a multiple of BATCH and ends at most at
@@ -531,13 +534,6 @@ pub(crate) fn expand_key(key: &[u8; 16], b: Backend) -> [u32; 32] {
     }
 }
 
-/// Blocks per stage of the fused mode drivers (`crate::modes`): the widest
-/// batch of any kernel (`gfni`'s 64), and a whole number of every
-/// kernel's batch.
-pub(crate) const STAGE: usize = 64;
-/// Calls of the side work per stage in [`Kernel::ctr_xor_beside`].
-pub(crate) const SIDE_STEPS: usize = 4;
-
 /// CTR on kernel module `$m` (`gfni256`, `avx`) over `$batches` batches of
 /// 32 blocks from `$inp` to `$out`, the counters from `$c`, with `$side`
 /// between the rounds (see `gfni256::groups_with`). Expanded inside an
@@ -563,328 +559,6 @@ macro_rules! fused_ctr {
             );
         }
     }};
-}
-
-/// `block = E(counter)` for each of up to four `extra` pairs of
-/// [`Kernel::ctr_xor`], on the kernel's lanes (one block's latency).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-#[inline(always)]
-fn crypt_extras<K: Kernel>(k: K, rk: &[u32; 32], extra: &mut [(u128, Blk)]) {
-    if extra.is_empty() {
-        return;
-    }
-    let mut v = [Blk::default(); 4];
-    for (b, (ctr, _)) in v.iter_mut().zip(extra.iter()) {
-        *b = ctr.to_be_bytes().into();
-    }
-    k.crypt_lanes(rk, &mut v, extra.len());
-    for (b, (_, out)) in v.iter().zip(extra.iter_mut()) {
-        *out = *b;
-    }
-}
-
-/// The blocks a mode driver hands a kernel at once, encrypted in place.
-#[repr(C, align(64))]
-pub(crate) struct Stage(pub(crate) [Blk; STAGE]);
-
-impl Stage {
-    /// A zeroed stage (the kernels read the padding after the blocks in
-    /// use, so it is initialised once per call).
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        Stage([Blk::default(); STAGE])
-    }
-
-    /// Overwrite the stage (it held keystream, plaintext or tweaks).
-    #[inline(always)]
-    pub(crate) fn wipe(&mut self) {
-        // Block by block: `hybrid-array`'s `Zeroize` is behind a feature
-        // that `cipher/zeroize` does not turn on.
-        #[cfg(feature = "zeroize")]
-        for b in self.0.iter_mut() {
-            zeroize::Zeroize::zeroize(&mut b.0);
-        }
-    }
-}
-
-/// A stage made on first use and kept for a whole call (zeroing one costs
-/// about as much as filling it, so drivers that work stage by stage keep
-/// one), wiped when dropped.
-pub(crate) struct LazyStage(Option<Stage>);
-
-impl LazyStage {
-    /// No stage yet.
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        LazyStage(None)
-    }
-
-    /// The stage, made now if it is not yet.
-    #[inline(always)]
-    pub(crate) fn get(&mut self) -> &mut Stage {
-        self.0.get_or_insert_with(Stage::new)
-    }
-}
-
-impl Drop for LazyStage {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some(s) = self.0.as_mut() {
-            s.wipe();
-        }
-    }
-}
-
-/// What the fused mode drivers need from a backend. Each backend has a
-/// token type that implements it, and only that backend's
-/// `#[target_feature]` runner ([`with_kernel`]) makes one, so holding a
-/// token means the CPU has the features; the drivers, generic over the
-/// token and inlined into the runner, are compiled with them.
-pub(crate) trait Kernel: Copy {
-    /// Whether [`crypt_lanes`](Self::crypt_lanes) takes up to four blocks
-    /// in the time of one, so that a chain's side lanes are free.
-    const FREE_LANES: bool;
-
-    /// Whether [`xts_run`](Self::xts_run) has a path of its own (else the
-    /// XTS driver stages the blocks).
-    const XTS_RUNS: bool = false;
-
-    /// XTS over a run of whole blocks in place, the tweaks `t·x^j` (`t` in
-    /// `O`'s number form); returns the tweak after the run. Only called
-    /// where [`XTS_RUNS`](Self::XTS_RUNS) is set; this default takes one
-    /// block at a time.
-    #[inline(always)]
-    fn xts_run<O: TweakOrder>(
-        self,
-        rk: &[u32; 32],
-        t: u128,
-        blocks: &mut [Blk],
-    ) -> u128 {
-        let mut t = t;
-        for b in blocks.iter_mut() {
-            let w = O::store(t);
-            let mut x = crate::modes::xor(b, &w);
-            self.crypt_block(rk, &mut x);
-            *b = crate::modes::xor(&x, &w);
-            t = O::mul_x(t);
-        }
-        t
-    }
-
-    /// Encrypt (`rk` = encryption schedule) or decrypt (reversed schedule)
-    /// the first `n` blocks of `stage` in place, `1 <= n <= STAGE`, with the
-    /// widest batches first; the blocks after `n` may be overwritten.
-    fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize);
-
-    /// One block in place, on the backend's latency-optimised path.
-    fn crypt_block(self, rk: &[u32; 32], block: &mut Blk);
-
-    /// The mode drivers' own work, portable here; backends with vector
-    /// units override it.
-    ///
-    /// Counter blocks `c, c + 1, ...` (128-bit big-endian) into `stage`.
-    #[inline(always)]
-    fn ctr_fill(self, c: u128, stage: &mut [Blk]) {
-        for (j, b) in stage.iter_mut().enumerate() {
-            *b = c.wrapping_add(j as u128).to_be_bytes().into();
-        }
-    }
-
-    /// XTS whitening of a run of blocks: `tweaks[j] = t·x^j`,
-    /// `stage[j] = data[j] ^ tweaks[j]` (the three of equal length), or
-    /// only the tweaks if `stage` is empty.
-    #[inline(always)]
-    fn xts_whiten<O: TweakOrder>(
-        self,
-        t: u128,
-        data: &[Blk],
-        stage: &mut [Blk],
-        tweaks: &mut [Blk],
-    ) {
-        let whiten = !stage.is_empty();
-        let mut t = t;
-        for (j, w) in tweaks.iter_mut().enumerate() {
-            *w = O::store(t);
-            if whiten {
-                stage[j] = crate::modes::xor(&data[j], w);
-            }
-            t = O::mul_x(t);
-        }
-    }
-
-    /// Whether [`crypt_stage_xts`](Self::crypt_stage_xts) takes every full
-    /// stage (so that the driver makes only the tweaks for it).
-    const XTS_FOLDS: bool = false;
-
-    /// Up to four blocks (`n` of them) in place, at the single-block
-    /// latency where the backend has such a path.
-    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize);
-
-    /// Up to four blocks given as values (each the 16 bytes read as a
-    /// native-endian number, as [`ChainIo::feed`] gives them), `n` of them
-    /// in use, encrypted at the single-block latency where the backend can.
-    #[inline(always)]
-    fn crypt_values(self, rk: &[u32; 32], v: [u128; 4], n: usize) -> [Blk; 4] {
-        let mut b = v.map(|x| Blk::from(x.to_ne_bytes()));
-        self.crypt_lanes(rk, &mut b, n);
-        b
-    }
-
-    /// A serial chain of encryptions (CBC encryption, CBC-MAC, CFB
-    /// encryption, CCM): at step `s`, `io.feed(s)` gives the block `B` and
-    /// up to `lanes - 1` independent side blocks; the chained block
-    /// `I = state ^ B` and the side blocks are encrypted together, `state`
-    /// becomes `E(I)`, and `io.emit(s, outputs, I)` receives the outputs
-    /// (`E(I)` first, then the side blocks').
-    #[inline(always)]
-    fn chain(
-        self,
-        rk: &[u32; 32],
-        state: &mut Blk,
-        steps: usize,
-        lanes: usize,
-        io: &mut impl ChainIo,
-    ) {
-        for s in 0..steps {
-            let mut v = io
-                .feed(s)
-                .map(|b| Blk::from(b.to_ne_bytes()));
-            let input = crate::modes::xor(state, &v[0]);
-            v[0] = input;
-            self.crypt_lanes(rk, &mut v, io.blocks(s).min(lanes));
-            *state = v[0];
-            io.emit(s, &v, &input);
-        }
-    }
-
-    /// CTR over whole blocks: the keystream `E(c), E(c + 1), ...` (128-bit
-    /// big-endian counters) XORed into `blocks`; and each `extra` pair
-    /// `(counter, block)` gets `block = E(counter)`, encrypted with them
-    /// (a message's partial tail, GCM's `E(J0)`).
-    #[inline(always)]
-    fn ctr_xor(
-        self,
-        rk: &[u32; 32],
-        c: u128,
-        blocks: InOutBuf<'_, '_, Blk>,
-        extra: &mut [(u128, Blk)],
-        stage: &mut LazyStage,
-    ) {
-        crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
-    }
-
-    /// [`ctr_xor`](Self::ctr_xor) beside other work in [`SIDE_STEPS`]
-    /// steps (GCM's GHASH of a stage): `side(s, input)` runs the next `s`
-    /// steps and may read `input`, the input of the blocks of those steps,
-    /// not yet overwritten. A kernel may spread the steps between the
-    /// rounds of a full stage, where their dependency chains leave the
-    /// vector units idle; by default all run first, in one call.
-    #[inline(always)]
-    fn ctr_xor_beside(
-        self,
-        rk: &[u32; 32],
-        c: u128,
-        blocks: InOutBuf<'_, '_, Blk>,
-        extra: &mut [(u128, Blk)],
-        stage: &mut LazyStage,
-        side: &mut impl FnMut(usize, &[Blk]),
-    ) {
-        side(SIDE_STEPS, blocks.get_in());
-        self.ctr_xor(rk, c, blocks, extra, stage);
-    }
-
-    /// CBC decryption of whole blocks (`rk` the decryption schedule), the
-    /// chaining value `iv` updated.
-    #[inline(always)]
-    fn cbc_decrypt(
-        self,
-        rk: &[u32; 32],
-        iv: &mut Blk,
-        blocks: InOutBuf<'_, '_, Blk>,
-        stage: &mut LazyStage,
-    ) {
-        crate::modes::cbc_stages(self, rk, iv, blocks, stage.get());
-    }
-
-    /// CFB decryption of whole blocks, the chaining value `iv` updated;
-    /// `tail`, if given, receives the keystream block after them.
-    #[inline(always)]
-    fn cfb_decrypt(
-        self,
-        rk: &[u32; 32],
-        iv: &mut Blk,
-        blocks: InOutBuf<'_, '_, Blk>,
-        tail: Option<&mut Blk>,
-        stage: &mut LazyStage,
-    ) {
-        crate::modes::cfb_stages(self, rk, iv, blocks, tail, stage.get());
-    }
-
-    /// A full stage encrypted with its keystream XORed straight into
-    /// `data` (`out = in ^ E(stage)`, 64 blocks), where the kernel can fold
-    /// the XOR into its stores; `false` (nothing done) where it cannot.
-    #[inline(always)]
-    fn crypt_stage_xor(
-        self,
-        _rk: &[u32; 32],
-        _stage: &Stage,
-        _data: InOutBuf<'_, '_, Blk>,
-    ) -> bool {
-        false
-    }
-
-    /// A full stage of XTS in place, `data = E(data ^ T) ^ T` with the
-    /// tweaks `T` in `tweaks` (64 blocks), where the kernel can fold both
-    /// XORs into its loads and stores; `false` (nothing done) where it
-    /// cannot.
-    #[inline(always)]
-    fn crypt_stage_xts(
-        self,
-        _rk: &[u32; 32],
-        _tweaks: &Stage,
-        _data: &mut [Blk],
-    ) -> bool {
-        false
-    }
-
-    /// `out = in ^ ks`, block by block (`ks` at least as long).
-    #[inline(always)]
-    fn xor_into(self, mut data: InOutBuf<'_, '_, Blk>, ks: &[Blk]) {
-        for (j, k) in ks.iter().enumerate().take(data.len()) {
-            let mut b = data.get(j);
-            let v = crate::modes::xor(b.get_in(), k);
-            *b.get_out() = v;
-        }
-    }
-}
-
-/// The two ends of [`Kernel::chain`]: what goes into each step and where
-/// its outputs go.
-pub(crate) trait ChainIo {
-    /// Step `s`'s block to chain and its side blocks, each as the 16 bytes
-    /// read as a native-endian number (`u128::from_ne_bytes`): values, so
-    /// that a block built from parts (a counter) goes to the kernel in
-    /// registers, not through partial stores that its loads could not take
-    /// their data from.
-    fn feed(&mut self, s: usize) -> [u128; 4];
-    /// How many of step `s`'s four blocks are in use (after `feed(s)`); a
-    /// kernel whose lanes cost work encrypts only those.
-    fn blocks(&self, _s: usize) -> usize {
-        1
-    }
-    /// Step `s`'s outputs (the chained block's first) and chained input.
-    /// (`feed(s + 1)` may come before `emit(s)`: a kernel may prepare the
-    /// next step's blocks while the chain runs.)
-    fn emit(&mut self, s: usize, out: &[Blk; 4], input: &Blk);
-}
-
-/// A computation to run with a backend's kernel (a rank-2 closure: the
-/// body is generic over the token type).
-pub(crate) trait KernelClosure {
-    /// What the computation returns.
-    type Output;
-    /// Run it with kernel `k`.
-    fn call<K: Kernel>(self, k: K) -> Self::Output;
 }
 
 /// The portable kernel (needs no CPU feature).
@@ -969,30 +643,6 @@ impl BlockCipherDecBackend for SoftBackend<'_> {
     #[inline(always)]
     fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
         soft::crypt_blocks(self.0, blocks);
-    }
-}
-
-/// Realign the calling frame to 64 bytes. The mode crates (`ctr`, `cbc`,
-/// `cfb-mode` through `cipher`) keep their batch buffers on the stack, in
-/// the closure that the runners below call, so where those buffers fall
-/// against cache lines followed the caller's stack offset: with ASLR off
-/// and the stack moved through the environment, `gfni` CTR at 4096 bytes
-/// read 1.01 c/B at one 16-byte offset in four and 1.12-1.18 at the
-/// others (the kernel alone does not care: 0.720-0.723 c/B at every
-/// offset of its buffer). From a 64-byte-aligned frame it reads 1.01-1.02
-/// at every offset, and CBC decryption 0.81-0.84 instead of 0.84-0.90.
-/// (Measured on x86_64 only; a no-op on aarch64, the other SIMD target.)
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-#[inline(always)]
-fn align_frame_to_cache_line() {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[repr(align(64))]
-        #[allow(dead_code)] // only its alignment matters
-        struct CacheLine(u8);
-        let line = CacheLine(0);
-        // Keeps the aligned slot, and with it the realignment, in the frame.
-        core::hint::black_box(&line);
     }
 }
 
@@ -1085,7 +735,7 @@ macro_rules! simd_backend {
             let n = blocks.len();
             if (c as u64).checked_add(n as u64).is_none() || extra.len() > 4 {
                 // The low half carries (once in 2^64 blocks; public).
-                return crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
+                return ctr_stages(self, rk, c, blocks, extra, stage.get());
             }
             let (i, o) = blocks.into_raw();
             // SAFETY: the token exists only inside the `sm4ce` runner;
@@ -1204,7 +854,7 @@ macro_rules! simd_backend {
             let full = n / BATCH * BATCH;
             if full == 0 || extra.len() > 4 || (c as u64).checked_add(full as u64).is_none() {
                 // (The low half carries once in 2^64 blocks; public.)
-                return crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
+                return ctr_stages(self, rk, c, blocks, extra, stage.get());
             }
             let (head, rest) = blocks.split_at(full);
             let (i, o) = head.into_raw();
@@ -1216,7 +866,7 @@ macro_rules! simd_backend {
             if rest.is_empty() {
                 crypt_extras(self, rk, extra);
             } else {
-                crate::modes::ctr_stages(self, rk, c, rest, extra, stage.get());
+                ctr_stages(self, rk, c, rest, extra, stage.get());
             }
         }
     };

@@ -27,7 +27,8 @@
 //! takes the last powers of the one table.
 
 use crate::block::Blk;
-use crate::backends::{Backend, GcmBackend, GhashEngine, Kernel, with_gcm};
+use crate::backends::{Backend, GcmBackend, GhashEngine, with_gcm};
+use crate::kernel::Kernel;
 use cipher::array::Array;
 use core::fmt;
 
@@ -118,7 +119,7 @@ pub(crate) trait Ghash: Copy {
 
 /// A computation to run with an SM4 kernel and a GHASH engine inside one
 /// `#[target_feature]` function (a rank-2 closure, like
-/// [`KernelClosure`](crate::backends::KernelClosure)).
+/// [`KernelClosure`](crate::kernel::KernelClosure)).
 pub(crate) trait GcmClosure {
     /// What the computation returns.
     type Output;

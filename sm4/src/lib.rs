@@ -15,6 +15,7 @@ mod backends;
 mod block;
 mod error;
 mod ghash;
+mod kernel;
 mod modes;
 
 #[doc(hidden)]

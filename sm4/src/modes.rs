@@ -12,7 +12,7 @@
 //! with the data. Messages of any length reach the wide kernels; only the
 //! chained directions (CBC and CFB encryption) run one block at a time.
 
-use crate::backends::{Kernel, LazyStage, STAGE, Stage};
+use crate::kernel::{Kernel, LazyStage};
 pub(crate) use crate::block::{Blk, xor, xor_bytes};
 use cipher::{InOut, InOutBuf};
 
@@ -25,12 +25,9 @@ mod xts;
 
 pub use cbc::{Sm4CbcDec, Sm4CbcEnc};
 pub use ccm::{Ccm, CcmNonceSize, CcmTagSize, Sm4Ccm};
-pub(crate) use cfb::cfb_stages;
 pub use cfb::{Sm4CfbDec, Sm4CfbEnc};
 pub use ctr::Sm4Ctr;
-pub(crate) use ctr::ctr_stages;
 pub use gcm::Sm4Gcm;
-pub(crate) use xts::TweakOrder;
 pub use xts::{Sm4Xts, XtsStandard};
 
 
@@ -92,30 +89,3 @@ fn cbc_decrypt<K: Kernel>(
     k.cbc_decrypt(rk, iv, blocks, stage);
 }
 
-/// `Kernel::cbc_decrypt` through stages.
-#[inline(always)]
-pub(crate) fn cbc_stages<K: Kernel>(
-    k: K,
-    rk: &[u32; 32],
-    iv: &mut Blk,
-    mut blocks: InOutBuf<'_, '_, Blk>,
-    stage: &mut Stage,
-) {
-    let n = blocks.len();
-    let mut done = 0;
-    while done < n {
-        let m = core::cmp::min(STAGE, n - done);
-        let (mut chunk, rest) = blocks.split_at(m);
-        blocks = rest;
-        stage.0[..m].copy_from_slice(chunk.get_in());
-        k.crypt_stage(rk, stage, m);
-        let last = chunk.get_in()[m - 1];
-        for j in (1..m).rev() {
-            let prev = chunk.get_in()[j - 1];
-            chunk.get_out()[j] = xor(&stage.0[j], &prev);
-        }
-        chunk.get_out()[0] = xor(&stage.0[0], iv);
-        *iv = last;
-        done += m;
-    }
-}

@@ -281,7 +281,7 @@ pub(crate) unsafe fn chain(
     rk: &[u32; 32],
     state: &mut Blk,
     steps: usize,
-    io: &mut impl super::ChainIo,
+    io: &mut impl crate::kernel::ChainIo,
 ) {
     let c = Consts::load();
     let words = |b: uint8x16_t| vreinterpretq_u32_u8(vrev32q_u8(b));
@@ -296,7 +296,7 @@ pub(crate) unsafe fn chain(
     let (keys, _) = rk.as_chunks::<4>();
     for s in 0..steps {
         let blocks = io.feed(s);
-        let input = crate::modes::xor(&cur, &blocks[0].to_ne_bytes().into());
+        let input = crate::block::xor(&cur, &blocks[0].to_ne_bytes().into());
         let w = transpose(blocks.map(|b| words(super::sm4ce::bytes_of(b))));
         let mut x = [core::array::from_fn(|i| {
             veorq_u32(vandq_u32(prev[i], lane0), w[i])
@@ -335,7 +335,7 @@ pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize
 /// The CPU must support NEON.
 #[inline]
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut crate::kernel::Stage, n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
 }

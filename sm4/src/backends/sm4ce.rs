@@ -611,7 +611,7 @@ pub(crate) unsafe fn chain(
     rk: &[u32; 32],
     state: &mut Blk,
     steps: usize,
-    io: &mut impl super::ChainIo,
+    io: &mut impl crate::kernel::ChainIo,
 ) {
     let k = load_keys(rk);
     // SAFETY: 16 readable bytes.
@@ -650,7 +650,7 @@ pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut crate::kernel::Stage, n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
 }

@@ -14,7 +14,7 @@
 //! primitives each width module defines.
 
 use crate::block::Blk;
-use super::super::modes::TweakOrder;
+use crate::kernel::TweakOrder;
 
 
 /// `vpshufb` index reversing the bytes of each 64-bit half.
@@ -494,7 +494,7 @@ macro_rules! lane_paths {
             km: &[u32; 32],
             state: &mut $crate::block::Blk,
             steps: usize,
-            io: &mut impl super::ChainIo,
+            io: &mut impl crate::kernel::ChainIo,
         ) {
             use super::x86_modes::{load_lanes, transpose_xmm};
             let lane0 = _mm_setr_epi32(-1, 0, 0, 0);
@@ -516,7 +516,7 @@ macro_rules! lane_paths {
             };
             for s in 0..steps {
                 let (b, w) = next;
-                let input = super::super::modes::xor(&cur, &b.to_ne_bytes().into());
+                let input = crate::block::xor(&cur, &b.to_ne_bytes().into());
                 // Lane 0: the chain's words XOR B's; lanes 1-3: the side
                 // blocks.
                 let x: [__m128i; 4] =

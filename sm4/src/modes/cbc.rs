@@ -2,7 +2,8 @@
 //! CBC ciphertext stealing (CS3).
 
 use super::{Blk, cbc_decrypt, cbc_decrypt_block, xor};
-use crate::backends::{ChainIo, Kernel, KernelClosure, LazyStage, with_kernel};
+use crate::backends::with_kernel;
+use crate::kernel::{ChainIo, Kernel, KernelClosure, LazyStage};
 use crate::{Error, Sm4};
 use cipher::{
     BlockCipherDecrypt, BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt,

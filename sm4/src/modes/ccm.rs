@@ -4,7 +4,8 @@
 
 use super::{Blk, xor};
 use crate::Sm4;
-use crate::backends::{ChainIo, Kernel, KernelClosure, with_kernel};
+use crate::backends::with_kernel;
+use crate::kernel::{ChainIo, Kernel, KernelClosure};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
     InOutBuf,

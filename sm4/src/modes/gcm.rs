@@ -3,7 +3,8 @@
 
 use super::{Blk, ccm::check_tag, xor};
 use crate::Sm4;
-use crate::backends::{GcmBackend, Kernel, LazyStage, SIDE_STEPS, STAGE, with_gcm};
+use crate::backends::{GcmBackend, with_gcm};
+use crate::kernel::{Kernel, LazyStage, SIDE_STEPS, STAGE};
 use crate::ghash::{GcmClosure, Ghash, GhashKey};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
