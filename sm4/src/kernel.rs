@@ -522,3 +522,161 @@ pub(crate) fn align_frame_to_cache_line() {
     }
 }
 
+
+/// Make a SIMD kernel module's token and runners, inside that module:
+/// `CipherBackend` (the module as a `cipher` backend), the
+/// `#[target_feature]` runners `encrypt_with` / `decrypt_with` (a `cipher`
+/// closure) and `with_token` (a [`KernelClosure`]), and `Token`, the
+/// module's [`Kernel`]: only the runners (and the dispatcher's GCM
+/// runners, which share their features) make one. The impl gets
+/// `crypt_stage`, `crypt_block` and `crypt_lanes` over the module's entry
+/// points (`crypt_stage`, `crypt_blocks`, `crypt_lanes`, and `single`, its
+/// single-block path, where it has one) and then the module's own hooks,
+/// given after the `;`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! kernel_token {
+    // Single blocks through the batch entry point.
+    (@one $rk:expr, $block:expr) => {
+        crypt_blocks($rk, $crate::block::one($block))
+    };
+    // Single blocks straight to the module's own single-block entry point
+    // (no batch dispatch, no stack frame for the tail buffer).
+    (@one $rk:expr, $block:expr, $single:ident) => {
+        $single($rk, $block)
+    };
+    (features = $feat:literal $(, single = $single:ident)?; $($hooks:tt)*) => {
+        /// The module as a `cipher` backend. Only the runners below make
+        /// one, after feature detection.
+        pub(crate) struct CipherBackend<'a>(&'a [u32; 32]);
+
+        impl cipher::BlockSizeUser for CipherBackend<'_> {
+            type BlockSize = cipher::consts::U16;
+        }
+        impl cipher::ParBlocksSizeUser for CipherBackend<'_> {
+            type ParBlocksSize = ParBlocks;
+        }
+        impl cipher::BlockCipherEncBackend for CipherBackend<'_> {
+            #[inline(always)]
+            fn encrypt_block(&self, block: cipher::InOut<'_, '_, $crate::block::Blk>) {
+                // SAFETY: this type only exists inside the runner, which is
+                // entered only after the CPU was found to have the features.
+                unsafe { $crate::kernel::kernel_token!(@one self.0, block $(, $single)?) }
+            }
+            #[inline(always)]
+            fn encrypt_par_blocks(&self, blocks: cipher::InOut<'_, '_, cipher::ParBlocks<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { crypt_blocks(self.0, blocks.into_buf()) }
+            }
+            #[inline(always)]
+            fn encrypt_tail_blocks(&self, blocks: cipher::InOutBuf<'_, '_, $crate::block::Blk>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { crypt_blocks(self.0, blocks) }
+            }
+        }
+        impl cipher::BlockCipherDecBackend for CipherBackend<'_> {
+            #[inline(always)]
+            fn decrypt_block(&self, block: cipher::InOut<'_, '_, $crate::block::Blk>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { $crate::kernel::kernel_token!(@one self.0, block $(, $single)?) }
+            }
+            #[inline(always)]
+            fn decrypt_par_blocks(&self, blocks: cipher::InOut<'_, '_, cipher::ParBlocks<Self>>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { crypt_blocks(self.0, blocks.into_buf()) }
+            }
+            #[inline(always)]
+            fn decrypt_tail_blocks(&self, blocks: cipher::InOutBuf<'_, '_, $crate::block::Blk>) {
+                // SAFETY: as in `encrypt_block`.
+                unsafe { crypt_blocks(self.0, blocks) }
+            }
+        }
+
+        /// Run an encryption closure with the features on.
+        /// # Safety
+        /// The CPU supports the features.
+        #[target_feature(enable = $feat)]
+        pub(crate) unsafe fn encrypt_with(
+            rk: &[u32; 32],
+            f: impl cipher::BlockCipherEncClosure<BlockSize = cipher::consts::U16>,
+        ) {
+            $crate::kernel::align_frame_to_cache_line();
+            f.call(&CipherBackend(rk));
+        }
+
+        /// Run a decryption closure with the features on.
+        /// # Safety
+        /// The CPU supports the features.
+        #[target_feature(enable = $feat)]
+        pub(crate) unsafe fn decrypt_with(
+            rk: &[u32; 32],
+            f: impl cipher::BlockCipherDecClosure<BlockSize = cipher::consts::U16>,
+        ) {
+            $crate::kernel::align_frame_to_cache_line();
+            f.call(&CipherBackend(rk));
+        }
+
+        /// The module's [`Kernel`]($crate::kernel::Kernel) token; only its
+        /// runners make one.
+        #[derive(Clone, Copy)]
+        pub(crate) struct Token(pub(in crate::backends) ());
+
+        impl $crate::kernel::Kernel for Token {
+            #[inline(always)]
+            fn crypt_stage(self, rk: &[u32; 32], stage: &mut $crate::kernel::Stage, n: usize) {
+                // SAFETY: the token exists only inside the runner, which is
+                // entered only after the CPU was found to have the features.
+                unsafe { crypt_stage(rk, stage, n) }
+            }
+            #[inline(always)]
+            fn crypt_block(self, rk: &[u32; 32], block: &mut $crate::block::Blk) {
+                // SAFETY: as in `crypt_stage`.
+                unsafe { $crate::kernel::kernel_token!(@one rk, block.into() $(, $single)?) }
+            }
+            #[inline(always)]
+            fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [$crate::block::Blk; 4], n: usize) {
+                if n == 1 {
+                    // The single-block entry point, inlined where the lane
+                    // dispatch is not.
+                    return self.crypt_block(rk, &mut blocks[0]);
+                }
+                // SAFETY: as in `crypt_stage`.
+                unsafe { crypt_lanes(rk, blocks, n) }
+            }
+
+            $($hooks)*
+        }
+
+        /// Run a mode driver with the features on.
+        /// # Safety
+        /// The CPU supports the features.
+        #[target_feature(enable = $feat)]
+        pub(crate) unsafe fn with_token<F: $crate::kernel::KernelClosure>(f: F) -> F::Output {
+            f.call(Token(()))
+        }
+    };
+}
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) use kernel_token;
+
+/// [`Kernel::chain`] through the module's own `chain` (a chain kept in
+/// registers, with the kernel's constants loaded once); inside a
+/// [`kernel_token!`]'s hooks.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! chain_hook {
+    () => {
+        #[inline(always)]
+        fn chain(
+            self,
+            rk: &[u32; 32],
+            state: &mut $crate::block::Blk,
+            steps: usize,
+            _lanes: usize,
+            io: &mut impl $crate::kernel::ChainIo,
+        ) {
+            // SAFETY: the token exists only inside its backend's runner.
+            unsafe { chain(rk, state, steps, io) }
+        }
+    };
+}
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) use chain_hook;

@@ -17,6 +17,7 @@ mod error;
 mod ghash;
 mod kernel;
 mod modes;
+mod simd;
 
 #[doc(hidden)]
 pub use backends::{Backend, GhashEngine};

@@ -24,7 +24,7 @@
 //! maps with every word broadcast to the four columns, where ShiftRows
 //! changes nothing and needs no fix-up.
 
-use super::x86_modes::ymm;
+use crate::simd::x86::ymm;
 use core::arch::x86_64::*;
 
 use cipher::{InOut, InOutBuf, consts::U32};
@@ -472,7 +472,16 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
-x86_entry_points!(features = "avx2,aes", cpu = "AVX2 and AES-NI", group = 8);
+super::x86::x86_entry_points!(features = "avx2,aes", cpu = "AVX2 and AES-NI", group = 8);
+
+crate::kernel::kernel_token! {
+    features = "avx2,aes", single = crypt_block;
+    // Not free: the eight-block group (its single block broadcasts).
+    const FREE_LANES: bool = false;
+    super::x86::mode_hooks!(ymm);
+    // The counters made in registers, the XOR in the kernel's stores.
+    super::x86::fused_ctr_hook!();
+}
 
 #[cfg(test)]
 mod tests {

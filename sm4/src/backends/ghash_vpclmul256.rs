@@ -12,7 +12,7 @@
 
 use crate::block::Blk;
 use super::ghash_clmul::BSWAP;
-use super::x86_modes::ymm::{self, xor};
+use crate::simd::x86::ymm::{self, xor};
 use crate::ghash::{GhashKey, REDUCE};
 use core::arch::x86_64::*;
 

@@ -501,3 +501,10 @@ pub(crate) mod tests {
         std::println!("sm4 neon kernel: tested against the reference");
     }
 }
+
+crate::kernel::kernel_token! {
+    features = "neon";
+    // Free: NEON's four-block group.
+    const FREE_LANES: bool = true;
+    crate::kernel::chain_hook!();
+}

@@ -18,8 +18,12 @@
 //! of XOR/AND/OR/NOT/shift/rotate/subtract; nothing depends on secret data
 //! in its control flow or memory addresses.
 
-use crate::block::Blk;
-use cipher::{InOutBuf, consts::U16};
+use crate::block::{Blk, one};
+use crate::kernel::{Kernel, Stage};
+use cipher::{
+    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, InOut, InOutBuf,
+    ParBlocks as CipherParBlocks, ParBlocksSizeUser, consts::U16,
+};
 
 /// Blocks per batch: one batch fills the 64 byte lanes of the bit slices.
 pub(crate) type ParBlocks = U16;
@@ -549,3 +553,64 @@ pub(crate) mod tests {
         }
     }
 }
+
+/// The portable kernel (needs no CPU feature).
+#[derive(Clone, Copy)]
+pub(crate) struct Token;
+
+impl Kernel for Token {
+    // One block runs the circuit on a word; more take the 16-block slices.
+    const FREE_LANES: bool = false;
+
+    #[inline(always)]
+    fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
+        crypt_blocks(rk, (&mut stage.0[..n]).into());
+    }
+    #[inline(always)]
+    fn crypt_block(self, rk: &[u32; 32], block: &mut Blk) {
+        crypt_blocks(rk, core::slice::from_mut(block).into());
+    }
+    #[inline(always)]
+    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
+        crypt_blocks(rk, (&mut blocks[..n]).into());
+    }
+}
+
+/// The soft backend as a `cipher` backend.
+pub(crate) struct CipherBackend<'a>(pub(crate) &'a [u32; 32]);
+
+impl BlockSizeUser for CipherBackend<'_> {
+    type BlockSize = U16;
+}
+impl ParBlocksSizeUser for CipherBackend<'_> {
+    type ParBlocksSize = ParBlocks;
+}
+impl BlockCipherEncBackend for CipherBackend<'_> {
+    #[inline(always)]
+    fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, one(block));
+    }
+    #[inline(always)]
+    fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, CipherParBlocks<Self>>) {
+        crypt_blocks(self.0, blocks.into_buf());
+    }
+    #[inline(always)]
+    fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, blocks);
+    }
+}
+impl BlockCipherDecBackend for CipherBackend<'_> {
+    #[inline(always)]
+    fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, one(block));
+    }
+    #[inline(always)]
+    fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, CipherParBlocks<Self>>) {
+        crypt_blocks(self.0, blocks.into_buf());
+    }
+    #[inline(always)]
+    fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, blocks);
+    }
+}
+
