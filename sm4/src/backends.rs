@@ -8,17 +8,14 @@
 //! blocks: InOutBuf<'_, '_, Blk>)` that encrypts (encryption schedule)
 //! or decrypts (reversed schedule) any number of blocks, in place or not.
 
-use crate::ghash::{GcmClosure, SoftGhash};
+use crate::ghash::{Ghash, SoftGhash};
+use crate::kernel::Kernel;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::kernel::align_frame_to_cache_line;
 use crate::kernel::KernelClosure;
 use cipher::{BlockCipherDecClosure, BlockCipherEncClosure, consts::U16};
 
 pub(crate) mod soft;
-
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-#[macro_use]
-mod ghash_body;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx;
@@ -27,16 +24,8 @@ pub(crate) mod gfni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gfni256;
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod ghash_clmul;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod ghash_vpclmul;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod ghash_vpclmul256;
-#[cfg(target_arch = "x86_64")]
 mod x86;
 
-#[cfg(target_arch = "aarch64")]
-pub(crate) mod ghash_pmull;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon;
 #[cfg(target_arch = "aarch64")]
@@ -393,6 +382,16 @@ pub(crate) fn with_kernel<F: KernelClosure>(b: Backend, f: F) -> F::Output {
     }
 }
 
+/// A computation to run with an SM4 kernel and a GHASH engine inside one
+/// `#[target_feature]` function (a rank-2 closure, like
+/// [`KernelClosure`](crate::kernel::KernelClosure)).
+pub(crate) trait GcmClosure {
+    /// What the computation returns.
+    type Output;
+    /// Run it with SM4 kernel `k` and GHASH engine `g`.
+    fn call<K: Kernel, G: Ghash>(self, k: K, g: G) -> Self::Output;
+}
+
 /// Make a GCM runner: one `#[target_feature]` function, with the union of
 /// an SM4 backend's and a GHASH engine's features, that calls a
 /// [`GcmClosure`] with both tokens (so the driver's hashing is inlined
@@ -426,49 +425,49 @@ macro_rules! gcm_runner {
 gcm_runner!(
     avx_clmul,
     avx::Token(()),
-    ghash_clmul::ClmulGhash,
+    crate::ghash::clmul::ClmulGhash,
     "avx2,aes,pclmulqdq"
 );
 #[cfg(target_arch = "x86_64")]
 gcm_runner!(
     gfni256_clmul,
     gfni256::Token(()),
-    ghash_clmul::ClmulGhash,
+    crate::ghash::clmul::ClmulGhash,
     "gfni,avx2,pclmulqdq"
 );
 #[cfg(target_arch = "x86_64")]
 gcm_runner!(
     avx_vpclmul256,
     avx::Token(()),
-    ghash_vpclmul256::Vpclmul256Ghash,
+    crate::ghash::vpclmul256::Vpclmul256Ghash,
     "avx2,aes,pclmulqdq,vpclmulqdq"
 );
 #[cfg(target_arch = "x86_64")]
 gcm_runner!(
     gfni256_vpclmul256,
     gfni256::Token(()),
-    ghash_vpclmul256::Vpclmul256Ghash,
+    crate::ghash::vpclmul256::Vpclmul256Ghash,
     "gfni,avx2,pclmulqdq,vpclmulqdq"
 );
 #[cfg(target_arch = "x86_64")]
 gcm_runner!(
     gfni_vpclmul,
     gfni::Token(()),
-    ghash_vpclmul::VpclmulGhash,
+    crate::ghash::vpclmul::VpclmulGhash,
     "gfni,avx512f,avx512bw,avx512vl,avx2,vpclmulqdq,pclmulqdq"
 );
 #[cfg(target_arch = "aarch64")]
 gcm_runner!(
     neon_pmull,
     neon::Token(()),
-    ghash_pmull::PmullGhash,
+    crate::ghash::pmull::PmullGhash,
     "neon,aes"
 );
 #[cfg(target_arch = "aarch64")]
 gcm_runner!(
     sm4ce_pmull,
     sm4ce::Token(()),
-    ghash_pmull::PmullGhash,
+    crate::ghash::pmull::PmullGhash,
     "neon,sm4,aes"
 );
 #[cfg(target_arch = "aarch64")]

@@ -1,6 +1,8 @@
-//! GHASH (NIST SP 800-38D) for SM4-GCM: the per-key table of powers of H,
-//! the engine contract ([`Ghash`], run beside an SM4 [`Kernel`] through
-//! [`GcmClosure`]) and the portable, constant-time engine.
+//! GHASH (NIST SP 800-38D): the per-key table of powers of H, the engine
+//! contract ([`Ghash`]) and the portable, constant-time engine; the SIMD
+//! engines are the child modules. Knows nothing of SM4 (the dispatcher
+//! runs an engine beside an SM4 kernel); imports only the block type and
+//! the vector primitives.
 //!
 //! # Representation: the POLYVAL domain
 //! Every engine works on 128-bit integers `u128::from_be_bytes(block)`, and
@@ -27,10 +29,20 @@
 //! takes the last powers of the one table.
 
 use crate::block::Blk;
-use crate::backends::{Backend, GcmBackend, GhashEngine, with_gcm};
-use crate::kernel::Kernel;
 use cipher::array::Array;
 use core::fmt;
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[macro_use]
+mod body;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod clmul;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod pmull;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vpclmul;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vpclmul256;
 
 /// One GHASH block.
 
@@ -115,16 +127,6 @@ pub(crate) trait Ghash: Copy {
             self.update(key, state, core::slice::from_ref(&last));
         }
     }
-}
-
-/// A computation to run with an SM4 kernel and a GHASH engine inside one
-/// `#[target_feature]` function (a rank-2 closure, like
-/// [`KernelClosure`](crate::kernel::KernelClosure)).
-pub(crate) trait GcmClosure {
-    /// What the computation returns.
-    type Output;
-    /// Run it with SM4 kernel `k` and GHASH engine `g`.
-    fn call<K: Kernel, G: Ghash>(self, k: K, g: G) -> Self::Output;
 }
 
 /// The portable engine (needs no CPU feature): four blocks per reduction.
@@ -294,58 +296,6 @@ fn clmul32(x: u32, y: u32) -> u64 {
         }
     }
     (z[0] & W[0]) | (z[1] & W[1]) | (z[2] & W[2]) | (z[3] & W[3])
-}
-
-/// Test and benchmark hook: GHASH over bytes with a chosen SM4 backend's
-/// runner and GHASH engine. Hidden; not a public API.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct GhashHook {
-    key: GhashKey,
-    gcm: GcmBackend,
-}
-
-impl GhashHook {
-    /// Hash key `h` (the bytes of `E_K(0^128)`), engine `engine` in the
-    /// runner of `backend`; `None` if the CPU lacks either or the pair
-    /// has no runner.
-    pub fn new(h: &[u8; 16], backend: Backend, engine: GhashEngine) -> Option<Self> {
-        let gcm = GcmBackend::with_engine(backend, engine)?;
-        Some(GhashHook {
-            key: GhashKey::new(h),
-            gcm,
-        })
-    }
-
-    /// The engine.
-    pub fn engine(&self) -> GhashEngine {
-        self.gcm.engine()
-    }
-
-    /// Hash `data` into the GCM state `state` (zero-padding a partial
-    /// last block), in one runner call.
-    pub fn update_padded(&self, state: &mut [u8; 16], data: &[u8]) {
-        struct Run<'a> {
-            key: &'a GhashKey,
-            state: &'a mut [u8; 16],
-            data: &'a [u8],
-        }
-        impl GcmClosure for Run<'_> {
-            type Output = ();
-            #[inline(always)]
-            fn call<K: Kernel, G: Ghash>(self, _k: K, g: G) {
-                g.update_padded(self.key, self.state, self.data);
-            }
-        }
-        with_gcm(
-            self.gcm,
-            Run {
-                key: &self.key,
-                state,
-                data,
-            },
-        );
-    }
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 
 use super::{Blk, ccm::check_tag, xor};
 use crate::Sm4;
-use crate::backends::{GcmBackend, with_gcm};
+use crate::backends::{GcmBackend, GcmClosure, with_gcm};
 use crate::kernel::{Kernel, LazyStage, SIDE_STEPS, STAGE};
-use crate::ghash::{GcmClosure, Ghash, GhashKey};
+use crate::ghash::{Ghash, GhashKey};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
     BlockCipherEncrypt, InOutBuf,

@@ -11,7 +11,7 @@
 //! loads (zero lanes multiply to zero).
 
 use crate::block::Blk;
-use super::ghash_clmul::BSWAP;
+use super::clmul::BSWAP;
 use crate::simd::x86::zmm::xor;
 use crate::ghash::{GhashKey, REDUCE};
 use core::arch::x86_64::*;

@@ -11,7 +11,7 @@
 //! blocks go to `ghash_clmul` (two or three in `ymm` were slower).
 
 use crate::block::Blk;
-use super::ghash_clmul::BSWAP;
+use super::clmul::BSWAP;
 use crate::simd::x86::ymm::{self, xor};
 use crate::ghash::{GhashKey, REDUCE};
 use core::arch::x86_64::*;
