@@ -10,9 +10,9 @@
 
 use crate::ghash::{Ghash, SoftGhash};
 use crate::kernel::Kernel;
+use crate::kernel::KernelClosure;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::kernel::align_frame_to_cache_line;
-use crate::kernel::KernelClosure;
 use cipher::{BlockCipherDecClosure, BlockCipherEncClosure, consts::U16};
 
 pub(crate) mod soft;

@@ -106,12 +106,7 @@ pub(crate) trait Kernel: Copy {
     /// where [`XTS_RUNS`](Self::XTS_RUNS) is set; this default takes one
     /// block at a time.
     #[inline(always)]
-    fn xts_run<O: TweakOrder>(
-        self,
-        rk: &[u32; 32],
-        t: u128,
-        blocks: &mut [Blk],
-    ) -> u128 {
+    fn xts_run<O: TweakOrder>(self, rk: &[u32; 32], t: u128, blocks: &mut [Blk]) -> u128 {
         let mut t = t;
         for b in blocks.iter_mut() {
             let w = O::store(t);
@@ -198,9 +193,7 @@ pub(crate) trait Kernel: Copy {
         io: &mut impl ChainIo,
     ) {
         for s in 0..steps {
-            let mut v = io
-                .feed(s)
-                .map(|b| Blk::from(b.to_ne_bytes()));
+            let mut v = io.feed(s).map(|b| Blk::from(b.to_ne_bytes()));
             let input = xor(state, &v[0]);
             v[0] = input;
             self.crypt_lanes(rk, &mut v, io.blocks(s).min(lanes));
@@ -290,12 +283,7 @@ pub(crate) trait Kernel: Copy {
     /// XORs into its loads and stores; `false` (nothing done) where it
     /// cannot.
     #[inline(always)]
-    fn crypt_stage_xts(
-        self,
-        _rk: &[u32; 32],
-        _tweaks: &Stage,
-        _data: &mut [Blk],
-    ) -> bool {
+    fn crypt_stage_xts(self, _rk: &[u32; 32], _tweaks: &Stage, _data: &mut [Blk]) -> bool {
         false
     }
 
@@ -521,7 +509,6 @@ pub(crate) fn align_frame_to_cache_line() {
         core::hint::black_box(&line);
     }
 }
-
 
 /// Make a SIMD kernel module's token and runners, inside that module:
 /// `CipherBackend` (the module as a `cipher` backend), the

@@ -7,15 +7,16 @@ pub use cipher;
 
 // Bottom to top; a module imports only from those above it in this list
 // (`scripts/module-cycles.py` checks it).
-mod block;
-mod error;
-mod kernel;
-mod simd;
-mod ghash;
 mod backends;
+mod block;
 mod block_cipher;
+mod error;
+mod ghash;
 mod hooks;
+mod kernel;
 mod modes;
+mod schedule;
+mod simd;
 
 #[doc(hidden)]
 pub use backends::{Backend, GhashEngine};

@@ -215,7 +215,7 @@ pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
 #[target_feature(enable = "avx2,aes")]
 unsafe fn schedule(key: &[u8; 16]) -> [u32; 32] {
     // The closure inherits this function's target features.
-    super::soft::expand_key_with(key, |x| sbox_word(x))
+    crate::schedule::expand_key_with(key, |x| sbox_word(x))
 }
 
 /// One single-block round on the state kept as `X = M1·x`. `y = M1·t + c1`

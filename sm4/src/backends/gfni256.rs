@@ -63,7 +63,7 @@ pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
 #[target_feature(enable = "gfni,avx2")]
 unsafe fn schedule(key: &[u8; 16]) -> [u32; 32] {
     // The closure inherits this function's target features.
-    super::soft::expand_key_with(key, |x| sbox_word(x))
+    crate::schedule::expand_key_with(key, |x| sbox_word(x))
 }
 
 /// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.

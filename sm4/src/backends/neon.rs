@@ -297,7 +297,7 @@ pub(crate) unsafe fn chain(
     for s in 0..steps {
         let blocks = io.feed(s);
         let input = crate::block::xor(&cur, &blocks[0].to_ne_bytes().into());
-        let w = transpose(blocks.map(|b| words(super::sm4ce::bytes_of(b))));
+        let w = transpose(blocks.map(|b| words(crate::simd::aarch64::bytes_of(b))));
         let mut x = [core::array::from_fn(|i| {
             veorq_u32(vandq_u32(prev[i], lane0), w[i])
         })];

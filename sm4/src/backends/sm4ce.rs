@@ -10,30 +10,13 @@
 //! CMAC) takes a short path. The instructions run in constant time.
 
 use crate::block::Blk;
+use crate::schedule::{CK, FK};
 use cipher::{InOutBuf, consts::U8};
 use core::arch::aarch64::*;
 use core::arch::asm;
 
 /// Blocks per batch this kernel wants from the modes.
 pub(crate) type ParBlocks = U8;
-
-/// The system parameter FK (GB/T 32907).
-const FK: [u32; 4] = [0xa3b1bac6, 0x56aa3350, 0x677d9197, 0xb27022dc];
-
-/// The constants CK: byte `j` of `CK[i]` is `(4i + j) * 7 mod 256`.
-const CK: [u32; 32] = {
-    let mut ck = [0u32; 32];
-    let mut i = 0;
-    while i < 32 {
-        let b = (4 * i * 7) as u32;
-        ck[i] = ((b % 256) << 24)
-            | (((b + 7) % 256) << 16)
-            | (((b + 14) % 256) << 8)
-            | ((b + 21) % 256);
-        i += 1;
-    }
-    ck
-};
 
 /// Four rounds: `x = sm4e(x, k)`.
 #[inline]
@@ -557,16 +540,6 @@ pub(crate) unsafe fn xts_run<const GB: bool>(
     u128::from(vgetq_lane_u64::<0>(tw)) | u128::from(vgetq_lane_u64::<1>(tw)) << 64
 }
 
-/// A block given as its 16 bytes read as a native-endian number.
-#[inline]
-#[target_feature(enable = "neon")]
-pub(crate) fn bytes_of(b: u128) -> uint8x16_t {
-    vreinterpretq_u8_u64(vcombine_u64(
-        vcreate_u64(b as u64),
-        vcreate_u64((b >> 64) as u64),
-    ))
-}
-
 /// One step of [`chain`] with `N` blocks in use: the chained block (its
 /// input `st ^ B`) and `N - 1` side blocks, `N` `sm4e` chains; the outputs
 /// into `out`, the chained block's also returned.
@@ -579,11 +552,15 @@ fn chain_step<const N: usize>(
     out: &mut [Blk; 4],
     input: &mut Blk,
 ) -> uint8x16_t {
-    let i = veorq_u8(st, bytes_of(blocks[0]));
+    let i = veorq_u8(st, crate::simd::aarch64::bytes_of(blocks[0]));
     // SAFETY: a 16-byte block.
     unsafe { vst1q_u8(input.as_mut_ptr(), i) };
     let mut x: [uint32x4_t; N] = core::array::from_fn(|j| {
-        let v = if j == 0 { i } else { bytes_of(blocks[j]) };
+        let v = if j == 0 {
+            i
+        } else {
+            crate::simd::aarch64::bytes_of(blocks[j])
+        };
         vreinterpretq_u32_u8(vrev32q_u8(v))
     });
     for k in k {

@@ -20,7 +20,6 @@ use crate::block::Blk;
 use crate::kernel::TweakOrder;
 use crate::simd::x86::{BSWAP64, BSWAP128};
 
-
 /// `ctr_fill`, `xts_whiten` and `xor_blocks` over the width module's
 /// primitives: `V`, `L` (blocks per register), `splat`, `from_blocks`,
 /// `load`, `store` (the first `k` blocks), `xor`, `and`, `shl`, `shr`
@@ -452,7 +451,6 @@ macro_rules! fused_ctr {
     }};
 }
 
-
 /// The mode drivers' own work (`ctr_fill`, `xts_whiten`, `xor_into`) at
 /// the width of a kernel's batches (`ymm` or `zmm`); inside a
 /// [`kernel_token!`](crate::kernel::kernel_token)'s hooks.
@@ -477,7 +475,11 @@ macro_rules! mode_hooks {
             unsafe { $crate::backends::x86::$w::xts_whiten::<O>(t, data, stage, tweaks) }
         }
         #[inline(always)]
-        fn xor_into(self, data: cipher::InOutBuf<'_, '_, $crate::block::Blk>, ks: &[$crate::block::Blk]) {
+        fn xor_into(
+            self,
+            data: cipher::InOutBuf<'_, '_, $crate::block::Blk>,
+            ks: &[$crate::block::Blk],
+        ) {
             let n = data.len();
             assert!(ks.len() >= n);
             let (i, o) = data.into_raw();
@@ -527,7 +529,16 @@ macro_rules! fused_ctr_hook {
             // SAFETY: the token exists only inside its backend's runner;
             // `head` holds `full` blocks in and out, equal or disjoint; the
             // low half of the counter does not carry (checked above).
-            unsafe { $crate::backends::x86::fused_ctr!(rk, c, i.cast(), o.cast(), full / BATCH, &mut |_| {}) };
+            unsafe {
+                $crate::backends::x86::fused_ctr!(
+                    rk,
+                    c,
+                    i.cast(),
+                    o.cast(),
+                    full / BATCH,
+                    &mut |_| {}
+                )
+            };
             let c = c.wrapping_add(full as u128);
             if rest.is_empty() {
                 $crate::kernel::crypt_extras(self, rk, extra);

@@ -10,12 +10,11 @@
 //! multiplier, set the pace. A shorter rest is one group with masked
 //! loads (zero lanes multiply to zero).
 
-use crate::block::Blk;
 use super::clmul::BSWAP;
-use crate::simd::x86::zmm::xor;
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
+use crate::simd::x86::zmm::xor;
 use core::arch::x86_64::*;
-
 
 ghash_token!(
     VpclmulGhash,

@@ -10,10 +10,10 @@
 //! into the low lane (nothing past the slice is read); fewer than four
 //! blocks go to `ghash_clmul` (two or three in `ymm` were slower).
 
-use crate::block::Blk;
 use super::clmul::BSWAP;
-use crate::simd::x86::ymm::{self, xor};
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
+use crate::simd::x86::ymm::{self, xor};
 use core::arch::x86_64::*;
 
 type V = __m256i;

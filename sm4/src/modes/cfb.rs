@@ -1,8 +1,7 @@
 //! SM4-CFB (CFB-128), drop-in for `cfb_mode::Encryptor<Sm4>` /
 //! `cfb_mode::Decryptor<Sm4>`.
 
-use super::cbc::{chained_mode, mode_backend, run_mode_closure};
-use super::{Blk, xor};
+use super::common::{Blk, chained_mode, mode_backend, run_mode_closure, xor, xor_few};
 use crate::Sm4;
 use crate::backends::with_kernel;
 use crate::kernel::{ChainIo, Kernel, KernelClosure, LazyStage};
@@ -158,7 +157,7 @@ fn cfb_decrypt<K: Kernel>(
         if full > 0 {
             *iv = blocks.get_in()[full - 1];
         }
-        super::xor_few(blocks, &v[..full]);
+        xor_few(blocks, &v[..full]);
         if !tail.is_empty() {
             tail.xor_in2out(&v[full][..tail.len()]);
         }
@@ -170,7 +169,6 @@ fn cfb_decrypt<K: Kernel>(
         tail.xor_in2out(&ks[..tail.len()]);
     }
 }
-
 
 impl<K: Kernel> BlockModeEncBackend for CfbEncBackend<'_, K> {
     #[inline(always)]

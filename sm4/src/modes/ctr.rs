@@ -1,7 +1,7 @@
 //! SM4-CTR with a 128-bit big-endian counter: the keystream of
 //! `ctr::Ctr128BE<Sm4>`.
 
-use super::Blk;
+use super::common::{Blk, xor_few};
 use crate::Sm4;
 use crate::backends::with_kernel;
 use crate::kernel::{Kernel, KernelClosure, LazyStage};
@@ -148,7 +148,7 @@ pub(super) fn apply<K: Kernel>(
             let v = k.crypt_values(rk, vals, total);
             state.advance(total);
             let full = blocks.len();
-            super::xor_few(blocks, &v[..full]);
+            xor_few(blocks, &v[..full]);
             if !tail.is_empty() {
                 tail.xor_in2out(&v[full][..tail.len()]);
                 state.ks = v[full];
@@ -174,7 +174,6 @@ pub(super) fn apply<K: Kernel>(
         }
     }
 }
-
 
 impl CtrState {
     /// The counter block of `next`.

@@ -1,7 +1,7 @@
 //! SM4-XTS, IEEE Std 1619 and GB/T 17964-2021, with ciphertext stealing,
 //! one sector or many consecutive sectors per call.
 
-use super::{Blk, xor};
+use super::common::{Blk, xor};
 use crate::backends::{Backend, with_kernel};
 use crate::kernel::{Gb, Ieee, Kernel, KernelClosure, STAGE, Stage, TweakOrder};
 use crate::{Error, Sm4};

@@ -137,7 +137,6 @@ pub(crate) mod ymm {
         let j = j as i64;
         bytes(add64(pair, _mm256_set_epi64x(j, 0, j, 0)), splat(&BSWAP64))
     }
-
 }
 
 /// Four blocks per AVX-512 register (with masked loads and stores for
@@ -244,7 +243,6 @@ pub(crate) mod zmm {
         let (h, l) = if high { (-1, 0) } else { (0, -1) };
         _mm512_set_epi64(h, l, h, l, h, l, h, l)
     }
-
 }
 
 /// Four registers of one block each to four registers of one word each
@@ -298,4 +296,3 @@ pub(crate) unsafe fn store_lanes<const N: usize>(p: *mut u8, z: [core::arch::x86
         unsafe { core::arch::x86_64::_mm_storeu_si128(p.add(16 * i).cast(), *v) };
     }
 }
-
