@@ -1,12 +1,12 @@
-//! Backend selection (`detect()`, the forced `sm4_backend` cfg, the test
-//! hook's `Backend` tag) and the glue that turns each kernel module into a
-//! `cipher` backend run inside one `#[target_feature]` function per call.
-//!
-//! The kernel contract: each SIMD module `M` provides
-//! `pub(crate) type ParBlocks` (blocks per batch it wants from the modes) and
-//! `#[target_feature(..)] pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32],
-//! blocks: InOutBuf<'_, '_, Blk>)` that encrypts (encryption schedule)
-//! or decrypts (reversed schedule) any number of blocks, in place or not.
+//! The dispatcher: names every backend and GHASH engine, detects them
+//! (`detect()`, the forced `sm4_backend` cfg, the hidden `Backend` and
+//! `GhashEngine` tags), pairs them for GCM ([`GcmBackend`], the
+//! `gcm_runner!`s), and runs a job inside the chosen kernel's
+//! `#[target_feature]` runner: [`with_kernel`], [`with_gcm`], [`encrypt`],
+//! [`decrypt`]. Nothing else: each kernel file (`backends/*.rs`) holds its
+//! kernel and its own `impl Kernel` (`crate::kernel::kernel_token!`), and
+//! the contract is `crate::kernel`. Uses the contract, the kernels and the
+//! GHASH engines; used by the cipher type, the hooks and the modes.
 
 use crate::ghash::{Ghash, SoftGhash};
 use crate::kernel::Kernel;
@@ -384,7 +384,7 @@ pub(crate) fn with_kernel<F: KernelClosure>(b: Backend, f: F) -> F::Output {
 
 /// A computation to run with an SM4 kernel and a GHASH engine inside one
 /// `#[target_feature]` function (a rank-2 closure, like
-/// [`KernelClosure`](crate::kernel::KernelClosure)).
+/// [`KernelClosure`]).
 pub(crate) trait GcmClosure {
     /// What the computation returns.
     type Output;

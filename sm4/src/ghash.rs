@@ -44,8 +44,6 @@ pub(crate) mod vpclmul;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vpclmul256;
 
-/// One GHASH block.
-
 /// Powers of H in the table: the widest aggregation (16 blocks, `vpclmul`).
 pub(crate) const POWERS: usize = 16;
 
@@ -101,9 +99,8 @@ impl Drop for GhashKey {
 impl zeroize::ZeroizeOnDrop for GhashKey {}
 
 /// A GHASH engine. Each engine has a zero-sized token type that implements
-/// this; only the `#[target_feature]` runners of
-/// [`with_gcm`] make the SIMD ones, so holding a
-/// token means the CPU has the engine's features, and the driver code that
+/// this; only the dispatcher's `#[target_feature]` GCM runners
+/// (`backends::with_gcm`) make the SIMD ones, so holding a token means the CPU has the engine's features, and the driver code that
 /// calls it, inlined into the runner, is compiled with them.
 ///
 /// The state is GCM's: `state` holds the bytes of `Y_i` (SP 800-38D, 6.4),

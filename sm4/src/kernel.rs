@@ -89,7 +89,7 @@ impl Drop for LazyStage {
 
 /// What the fused mode drivers need from a backend. Each backend has a
 /// token type that implements it, and only that backend's
-/// `#[target_feature]` runner ([`with_kernel`]) makes one, so holding a
+/// `#[target_feature]` runner (`backends::with_kernel`) makes one, so holding a
 /// token means the CPU has the features; the drivers, generic over the
 /// token and inlined into the runner, are compiled with them.
 pub(crate) trait Kernel: Copy {

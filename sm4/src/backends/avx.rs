@@ -23,6 +23,10 @@
 //! The single-block path (CBC/CFB encryption, CMAC) uses the same basis and
 //! maps with every word broadcast to the four columns, where ShiftRows
 //! changes nothing and needs no fix-up.
+//!
+//! Uses the block type, the key schedule, the x86 primitives
+//! (`crate::simd::x86`), the contract and what the x86 kernels share
+//! (`backends::x86`); its `impl Kernel` is the `kernel_token!` at the end.
 
 use crate::simd::x86::ymm;
 use core::arch::x86_64::*;

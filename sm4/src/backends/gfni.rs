@@ -25,6 +25,10 @@
 //! A single block takes a latency-optimised xmm path (CBC/CFB
 //! encryption, CMAC): two `gf2p8affineinvqb`, one rotation and two
 //! XOR steps per round on the critical path, in assembly (see `round1!`).
+//!
+//! Uses the block type, the x86 primitives, the contract and what the
+//! x86 kernels share (`backends::x86`); its `impl Kernel` is the
+//! `kernel_token!` at the end.
 
 use core::arch::x86_64::*;
 

@@ -9,6 +9,10 @@
 //! shifted terms cancel) and the byte rotations by `vpshufb`. Four words of
 //! 8 blocks per group in four ymm registers; four groups (32 blocks)
 //! interleaved; single blocks on an xmm path in assembly (`round1!`).
+//!
+//! Uses the block type, the key schedule, the x86 primitives
+//! (`crate::simd::x86`), the contract and what the x86 kernels share
+//! (`backends::x86`); its `impl Kernel` is the `kernel_token!` at the end.
 
 use crate::simd::x86::ymm;
 use core::arch::x86_64::*;

@@ -12,6 +12,9 @@
 //! 0, 64, 128 and 192). Every lookup touches all sixteen registers whatever
 //! the index, so there is no secret-dependent memory access or branch.
 //! The linear map `L` uses byte shuffles and a shift-insert rotation.
+//!
+//! Uses the block type, the aarch64 primitives (`crate::simd::aarch64`)
+//! and the contract; its `impl Kernel` is the `kernel_token!` at the end.
 
 use crate::block::Blk;
 use cipher::{InOutBuf, consts::U8};

@@ -8,6 +8,9 @@
 //! `sm4e` chains to hide the instruction latency; tails use a chain per
 //! block as well. A single block (the chained modes: CBC and CFB encryption,
 //! CMAC) takes a short path. The instructions run in constant time.
+//!
+//! Uses the block type, the key schedule, the aarch64 primitives and the
+//! contract; its `impl Kernel` is the `kernel_token!` at the end.
 
 use crate::block::Blk;
 use crate::schedule::{CK, FK};

@@ -17,6 +17,9 @@
 //! bit `k` of each byte kept in place. Every operation is a fixed sequence
 //! of XOR/AND/OR/NOT/shift/rotate/subtract; nothing depends on secret data
 //! in its control flow or memory addresses.
+//!
+//! Uses the block type, the key schedule and the contract; its `Token`
+//! and `CipherBackend` are at the end.
 
 use crate::block::{Blk, one};
 use crate::kernel::{Kernel, Stage};

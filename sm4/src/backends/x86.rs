@@ -1,9 +1,11 @@
 //! What the x86_64 kernels share, above the contract and the vector
-//! primitives (`crate::simd::x86`): their entry points
+//! primitives (`crate::simd::x86`), below the kernels: their entry points
 //! (`x86_entry_points!`), the lane paths (`lane_paths!`), the fused CTR
-//! loop (`fused_ctr!`), and the mode drivers' own work: counter blocks, XTS tweaks and
-//! the XORs, two blocks per `ymm` register (AVX2: `avx`, `gfni256`) or four
-//! per `zmm` register (AVX-512: `gfni`).
+//! loop (`fused_ctr!`), the `impl Kernel` hooks they have in common
+//! (`mode_hooks!`, `lane_hooks!`, `fused_ctr_hook!`), and the mode
+//! drivers' own work: counter blocks, XTS tweaks and the XORs, two blocks
+//! per `ymm` register (AVX2: `avx`, `gfni256`) or four per `zmm` register
+//! (AVX-512: `gfni`).
 //!
 //! Written with vector stores of the kernel's own width for a reason beyond
 //! the instruction count: a kernel loads its batch with 32- or 64-byte

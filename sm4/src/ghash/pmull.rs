@@ -2,7 +2,7 @@
 //! `sm4ce` SM4 kernels on cores with the `aes` extension): eight blocks per
 //! reduction.
 //!
-//! As `ghash_clmul`: blocks byte-reversed on load (`rev64` and swapping
+//! As `clmul`: blocks byte-reversed on load (`rev64` and swapping
 //! the halves) into the POLYVAL-domain integers of `crate::ghash`,
 //! schoolbook products (`pmull` low·low, `pmull2` high·high, and the cross
 //! terms from the block with its halves swapped), summed unreduced over

@@ -1,7 +1,7 @@
 //! GHASH with VPCLMULQDQ on `zmm` (the `vpclmul` engine, beside the `gfni`
 //! SM4 kernel): four blocks per register, sixteen per reduction.
 //!
-//! As `ghash_clmul`, four lanes at a time: blocks byte-reversed per lane,
+//! As `clmul`, four lanes at a time: blocks byte-reversed per lane,
 //! schoolbook products (four `vpclmulqdq` per register) summed unreduced
 //! over the four registers of a group with `vpternlogq`, one reduction per
 //! lane and an XOR of the four lanes into the state. The group's serial
