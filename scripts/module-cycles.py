@@ -19,6 +19,9 @@ too: for `sm4`, `--no-import 'crate::modes:crate::modes'` would mean "only
 the modes layer and the crate root import `crate::modes`" (the crate root
 is always allowed: it is the face).
 
+Not counted: `#[cfg(test)]` modules (a unit test may reach any module; it
+is not part of the library's graph) and `pub(in path)` visibilities.
+
 What it cannot see (said here so that a clean run is read as what it is):
 paths written inside `macro_rules!` bodies count against the file that
 defines the macro, not the file that expands it; `#[path = ...]` modules;
@@ -79,6 +82,30 @@ def strip_comments_and_strings(text):
     return "".join(out)
 
 
+def strip_test_modules(code):
+    """Blank out `#[cfg(test)] mod x { ... }` blocks (test code is not part
+    of the library's module graph), keeping line breaks."""
+    out, pos = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+" + IDENT + r"\s*\{", code):
+        if m.start() < pos:
+            continue
+        level, j = 1, m.end()
+        while j < len(code) and level:
+            level += code[j] == "{"
+            level -= code[j] == "}"
+            j += 1
+        out.append(code[pos:m.start()])
+        out.append("\n" * code.count("\n", m.start(), j))
+        pos = j
+    out.append(code[pos:])
+    return "".join(out)
+
+
+def strip_visibility_paths(code):
+    """`pub(in crate::a)` names a module for visibility, not an import."""
+    return re.sub(r"pub\(in [^)]*\)", "pub(crate)", code)
+
+
 class Crate:
     def __init__(self, root):
         self.root = root
@@ -90,7 +117,7 @@ class Crate:
     def _find(self, module, path):
         self.files[module] = path
         with open(path, encoding="utf-8") as f:
-            self.code[module] = strip_comments_and_strings(f.read())
+            self.code[module] = strip_visibility_paths(strip_test_modules(strip_comments_and_strings(f.read())))
         # Where this file's child modules live.
         base = os.path.dirname(path)
         name = os.path.basename(path)

