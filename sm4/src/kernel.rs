@@ -3,9 +3,9 @@
 //! backend's `#[target_feature]` runner makes a token), the [`Stage`] a
 //! driver fills, [`ChainIo`] for serial chains, [`KernelClosure`] (the
 //! rank-2 closure a runner calls), [`TweakOrder`] for XTS, and the
-//! portable stage loops that the contract's hooks default to. Above the
-//! block type; below the kernels, the dispatcher and the modes. Knows
-//! nothing of SM4 itself.
+//! portable stage loops that the contract's hooks default to; and
+//! `kernel_token!`, which makes a kernel's token and runners. Imports only
+//! the block type; below the kernels, the dispatcher and the modes.
 
 use crate::block::{Blk, xor};
 use cipher::InOutBuf;
