@@ -1091,8 +1091,9 @@ macro_rules! simd_backend {
             stage: &mut LazyStage,
         ) {
             let n = blocks.len();
-            if (c as u64).checked_add(n as u64).is_none() || extra.len() > 4 {
-                // The low half carries (once in 2^64 blocks; public).
+            if crate::ct::counter_carries(c, n) || extra.len() > 4 {
+                // The low half carries (once in 2^64 blocks; a public answer,
+                // declassified in `ct`).
                 return crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
             }
             let (i, o) = blocks.into_raw();
@@ -1210,8 +1211,8 @@ macro_rules! simd_backend {
             const BATCH: usize = 32;
             let n = blocks.len();
             let full = n / BATCH * BATCH;
-            if full == 0 || extra.len() > 4 || (c as u64).checked_add(full as u64).is_none() {
-                // (The low half carries once in 2^64 blocks; public.)
+            if full == 0 || extra.len() > 4 || crate::ct::counter_carries(c, full) {
+                // (The low half carries once in 2^64 blocks; declassified.)
                 return crate::modes::ctr_stages(self, rk, c, blocks, extra, stage.get());
             }
             let (head, rest) = blocks.split_at(full);
@@ -1247,8 +1248,8 @@ macro_rules! simd_backend {
             const STEP: usize = STAGE / SIDE_STEPS;
             const _: () = assert!(STAGE / BATCH * gfni256::SIDE_CALLS == SIDE_STEPS);
             let n = blocks.len();
-            if n != STAGE || extra.len() > 4 || (c as u64).checked_add(n as u64).is_none() {
-                // (The low half carries once in 2^64 blocks; public.)
+            if n != STAGE || extra.len() > 4 || crate::ct::counter_carries(c, n) {
+                // (The low half carries once in 2^64 blocks; declassified.)
                 side(SIDE_STEPS, blocks.get_in());
                 return self.ctr_xor(rk, c, blocks, extra, stage);
             }

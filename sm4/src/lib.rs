@@ -12,9 +12,12 @@ use cipher::{
 };
 
 mod backends;
+mod ct;
 mod error;
 mod ghash;
 mod modes;
+#[doc(hidden)]
+pub mod valgrind;
 
 #[doc(hidden)]
 pub use backends::{Backend, GhashEngine};
