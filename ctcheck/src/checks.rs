@@ -98,8 +98,9 @@ impl Tally {
                 .collect();
             let n = self.runs.iter().filter(|(f, _, _)| *f == family).count();
             println!(
-                "  {family:<11} {:<40} {n} runs",
-                names.into_iter().collect::<Vec<_>>().join(" ")
+                "  {family:<16} {:<24} {n} {}",
+                names.into_iter().collect::<Vec<_>>().join(" "),
+                if n == 1 { "run" } else { "runs" }
             );
         }
         println!(

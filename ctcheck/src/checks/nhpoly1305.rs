@@ -17,7 +17,7 @@ pub(super) fn check(tally: &mut Tally) {
         tally.ran("nhpoly1305", name, "NHPoly1305");
     }
     poly1305();
-    tally.ran("nhpoly1305", "poly1305", "Poly1305");
+    tally.ran("poly1305", "one backend", "Poly1305");
 }
 
 fn nh(b: Backend) {
