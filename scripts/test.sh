@@ -187,7 +187,7 @@ ct_valgrind() {
         fi
         echo "ctcheck self-test: planted $kind leak reported: $(grep -m1 -o 'Use of uninit.*\|Conditional jump.*' "$dir/planted-$kind.log")"
     done
-    drop_under_ci $dir
+    drop_under_ci "$dir"
 }
 
 # clippy -D warnings where the soft backend is all there is: the library
