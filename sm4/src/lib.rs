@@ -5,18 +5,34 @@
 pub use aead;
 pub use cipher;
 
-// Bottom to top; a module imports only from those above it in this list
-// (`scripts/module-cycles.py` checks it).
-mod backends;
+// The floors, bottom to top: a module imports only from the floors below
+// it (`scripts/module-cycles.py` checks that imports run one way).
+
+// 1: the block type, the error, the key schedule, the declassification
+// points and the valgrind requests they use.
 mod block;
-mod block_cipher;
+mod ct;
 mod error;
-mod ghash;
-mod hooks;
-mod kernel;
-mod modes;
 mod schedule;
+#[doc(hidden)]
+pub mod valgrind;
+
+// 2: the kernel contract; the vector primitives.
+mod kernel;
 mod simd;
+
+// 3: GHASH (knows nothing of SM4).
+mod ghash;
+
+// 4 and 5: the kernels (`backends/*.rs`) and the dispatcher.
+mod backends;
+
+// 6: the cipher type; the hidden test hooks.
+mod block_cipher;
+mod hooks;
+
+// 7: the modes.
+mod modes;
 
 #[doc(hidden)]
 pub use backends::{Backend, GhashEngine};

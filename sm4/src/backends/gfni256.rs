@@ -433,8 +433,8 @@ crate::kernel::kernel_token! {
         const STEP: usize = crate::kernel::STAGE / crate::kernel::SIDE_STEPS;
         const _: () = assert!(crate::kernel::STAGE / BATCH * SIDE_CALLS == crate::kernel::SIDE_STEPS);
         let n = blocks.len();
-        if n != crate::kernel::STAGE || extra.len() > 4 || (c as u64).checked_add(n as u64).is_none() {
-            // (The low half carries once in 2^64 blocks; public.)
+        if n != crate::kernel::STAGE || extra.len() > 4 || crate::ct::counter_carries(c, n) {
+            // (The low half carries once in 2^64 blocks; declassified.)
             side(crate::kernel::SIDE_STEPS, blocks.get_in());
             return self.ctr_xor(rk, c, blocks, extra, stage);
         }

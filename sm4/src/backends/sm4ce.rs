@@ -653,8 +653,9 @@ crate::kernel::kernel_token! {
         stage: &mut crate::kernel::LazyStage,
     ) {
         let n = blocks.len();
-        if (c as u64).checked_add(n as u64).is_none() || extra.len() > 4 {
-            // The low half carries (once in 2^64 blocks; public).
+        if crate::ct::counter_carries(c, n) || extra.len() > 4 {
+            // The low half carries (once in 2^64 blocks; a public answer,
+            // declassified in `ct`).
             return crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage.get());
         }
         let (i, o) = blocks.into_raw();

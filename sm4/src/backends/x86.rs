@@ -34,9 +34,9 @@ macro_rules! modes_body {
         #[target_feature(enable = $features)]
         pub(crate) fn ctr_fill(c: u128, stage: &mut [Blk]) {
             let n = stage.len();
-            if (c as u64).checked_add(n as u64).is_none() {
+            if $crate::ct::counter_carries(c, n) {
                 // The low half carries inside this stage (once in 2^64
-                // blocks; the counter is public): one block at a time.
+                // blocks; declassified in `ct`): one block at a time.
                 for (j, b) in stage.iter_mut().enumerate() {
                     *b = c.wrapping_add(j as u128).to_be_bytes().into();
                 }
@@ -522,8 +522,8 @@ macro_rules! fused_ctr_hook {
             const BATCH: usize = 32;
             let n = blocks.len();
             let full = n / BATCH * BATCH;
-            if full == 0 || extra.len() > 4 || (c as u64).checked_add(full as u64).is_none() {
-                // (The low half carries once in 2^64 blocks; public.)
+            if full == 0 || extra.len() > 4 || $crate::ct::counter_carries(c, full) {
+                // (The low half carries once in 2^64 blocks; declassified.)
                 return $crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage.get());
             }
             let (head, rest) = blocks.split_at(full);
