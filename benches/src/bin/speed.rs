@@ -1,7 +1,11 @@
 //! `speed`: the tcrypt-style throughput table of the workspace.
 //!
 //! `cargo run --release -p benches --bin speed -- [--peers] [--alg NAME]
-//! [--backend NAME] [--quick] [--markdown]`
+//! [--backend NAME] [--sizes 16,64,...] [--quick] [--markdown] [--svg DIR]`
+//!
+//! `--svg DIR` also writes one chart per algorithm family into DIR
+//! (`speed-sm4.svg`, `speed-sm3.svg`, `speed-chacha.svg`,
+//! `speed-adiantum.svg`), titled with the CPU model and the commit.
 
 fn main() {
     let opts = benches::Options::from_args();
@@ -9,4 +13,13 @@ fn main() {
     eprintln!("estimated clock: {:.2} GHz", s.hz / 1e9);
     benches::speed::all(&mut s);
     s.print();
+    if let Some(dir) = &s.opts.svg {
+        match benches::chart::write_charts(s.rows(), dir) {
+            Ok(files) => files.iter().for_each(|f| eprintln!("wrote {f}")),
+            Err(e) => {
+                eprintln!("speed --svg: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
 }

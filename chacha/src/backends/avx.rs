@@ -9,7 +9,7 @@ use core::arch::x86_64::*;
 
 use cipher::inout::InOutBuf;
 
-use super::lane_counters;
+use super::rounds::lane_counters;
 
 // ---------------------------------------------------------------- ymm ops
 
@@ -702,7 +702,7 @@ pub(super) unsafe fn block1(
 #[inline]
 #[target_feature(enable = "avx2")]
 fn dround_rows2(x: &mut [__m256i; 4]) {
-    super::row_double_round!(
+    super::rounds::row_double_round!(
         x,
         add8,
         xor8,
@@ -840,7 +840,7 @@ macro_rules! row_layout_fns {
         /// output: no scalar round trips on this latency-bound path.
         #[target_feature(enable = $features)]
         fn hchacha_inner<$($generics)*>(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
-            let s = &crate::SIGMA;
+            let s = &super::rounds::SIGMA;
             let a = _mm_setr_epi32(s[0] as i32, s[1] as i32, s[2] as i32, s[3] as i32);
             // SAFETY: 16-byte unaligned loads inside `key` (32 bytes) and
             // `input` (16 bytes).

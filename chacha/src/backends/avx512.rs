@@ -16,7 +16,7 @@ use core::arch::x86_64::*;
 use cipher::inout::InOutBuf;
 
 use super::avx::{transpose8, xor_store128, xor_store256};
-use super::double_round;
+use super::rounds::double_round;
 
 // ---------------------------------------------------------------- lane ops
 
@@ -1037,7 +1037,7 @@ unsafe fn block1<const ROL: bool>(
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
 fn dround_rows2(x: &mut [__m256i; 4]) {
-    super::row_double_round!(
+    super::rounds::row_double_round!(
         x,
         add8,
         xor8,
@@ -1055,7 +1055,7 @@ super::avx::row_layout_fns!("avx512f,avx512vl", [const ROL: bool], rows_rounds::
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn dround_rows4(x: &mut [__m512i; 4]) {
-    super::row_double_round!(
+    super::rounds::row_double_round!(
         x,
         add16,
         xor16,

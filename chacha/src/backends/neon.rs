@@ -7,7 +7,7 @@ use core::arch::aarch64::*;
 
 use cipher::inout::InOutBuf;
 
-use super::{double_round, lane_counters, quarter4};
+use super::rounds::{SIGMA, double_round, lane_counters, quarter4};
 
 #[inline]
 #[target_feature(enable = "neon")]
@@ -296,7 +296,7 @@ fn hchacha_inner(key: &[u8; 32], input: &[u8; 16], dr: usize) -> [u8; 32] {
             vreinterpretq_u32_u8(vld1q_u8(input.as_ptr())),
         )
     };
-    let x = rows_rounds(vec4(crate::SIGMA), b, c, d, dr);
+    let x = rows_rounds(vec4(SIGMA), b, c, d, dr);
     let mut out = [0u8; 32];
     // SAFETY: two 16-byte stores inside `out` (32 bytes).
     unsafe {

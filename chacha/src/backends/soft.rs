@@ -31,7 +31,7 @@ fn r7(a: u32) -> u32 {
 #[inline(always)]
 fn rounds(x: &mut [u32; 16], double_rounds: usize) {
     for _ in 0..double_rounds {
-        super::double_round!(x, add, xor, r16, r12, r8, r7);
+        super::rounds::double_round!(x, add, xor, r16, r12, r8, r7);
     }
 }
 
@@ -95,9 +95,9 @@ fn xor_blocks_any(
 
 pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], double_rounds: usize) -> [u8; 32] {
     let mut x = [0u32; 16];
-    x[..4].copy_from_slice(&crate::SIGMA);
-    crate::load_words(&mut x[4..12], key);
-    crate::load_words(&mut x[12..], input);
+    x[..4].copy_from_slice(&super::rounds::SIGMA);
+    super::rounds::load_words(&mut x[4..12], key);
+    super::rounds::load_words(&mut x[12..], input);
     rounds(&mut x, double_rounds);
     let mut out = [0u8; 32];
     for (chunk, w) in out.chunks_exact_mut(4).zip(x[..4].iter().chain(&x[12..])) {

@@ -1,7 +1,7 @@
 //! x86_64 AVX2 NH: two 16-byte strides per register, the SSE2 scheme
 //! (see `sse2.rs`) twice as wide.
 
-use super::{NH_KEY_WORDS, NH_STRIDE};
+use super::shared::{NH_KEY_WORDS, NH_STRIDE, pipelined_units};
 use crate::poly1305::PolyCore;
 use core::arch::x86_64::*;
 
@@ -31,7 +31,7 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
     };
     // NHPoly1305 at 16 KiB on Golden Cove: 14.2 -> 13.4 cycles per 64 bytes
     // written out instead of looped.
-    super::unrolled_steps!(two, acc, n, 2; 0 2 4 6 8 10 12 14 16 18 20 22 24 26 28 30 32 34 36 38 40 42 44 46 48 50 52 54 56 58 60 62);
+    super::shared::unrolled_steps!(two, acc, n, 2; 0 2 4 6 8 10 12 14 16 18 20 22 24 26 28 30 32 34 36 38 40 42 44 46 48 50 52 54 56 58 60 62);
     let i = n & !1;
     if i < n {
         // SAFETY: `i < n`: the 16 bytes at `16 * i` are inside `msg`.
@@ -64,7 +64,7 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "avx2")]
 fn units_avx2(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    super::pipelined_units(msg, poly, |unit| {
+    pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
         sums

@@ -4,7 +4,7 @@
 //! is shared by the four passes. A final 1..3 strides use masked loads and a
 //! masked accumulate. The steps over a unit are written out, not looped.
 
-use super::{NH_KEY_WORDS, NH_STRIDE};
+use super::shared::{NH_KEY_WORDS, NH_STRIDE, pipelined_units};
 use crate::poly1305::PolyCore;
 use core::arch::x86_64::*;
 
@@ -34,7 +34,7 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
     };
     // NHPoly1305 at 16 KiB on Golden Cove: 10.7 -> 10.35 cycles per 64 bytes
     // written out instead of looped.
-    super::unrolled_steps!(four, acc, n, 4; 0 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60);
+    super::shared::unrolled_steps!(four, acc, n, 4; 0 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60);
     let i = n & !3;
     let r = n - i;
     if r > 0 {
@@ -79,7 +79,7 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "avx512f")]
 fn units_avx512(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    super::pipelined_units(msg, poly, |unit| {
+    pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
         sums

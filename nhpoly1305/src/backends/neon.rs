@@ -4,7 +4,7 @@
 //! four strides is four adds and four `umlal`/`umlal2` (32x32->64
 //! multiply-accumulate), with no per-pass shuffle.
 
-use super::{NH_KEY_WORDS, NH_STRIDE};
+use super::shared::{NH_KEY_WORDS, NH_STRIDE, pipelined_units};
 use crate::poly1305::PolyCore;
 use core::arch::aarch64::*;
 
@@ -88,7 +88,7 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "neon")]
 fn units_neon(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    super::pipelined_units(msg, poly, |unit| {
+    pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
         sums

@@ -1,7 +1,7 @@
 //! Portable NH: four passes of 32-bit additions and 32x32->64
 //! multiplications, no data-dependent branches or indices.
 
-use super::{NH_KEY_WORDS, NH_STRIDE};
+use super::shared::{NH_KEY_WORDS, NH_STRIDE, pipelined_units};
 use crate::poly1305::PolyCore;
 
 /// Add the NH sums of `msg` starting at stride `stride` into `sums`.
@@ -34,7 +34,7 @@ pub(crate) fn accumulate(
 /// NH every full unit of `msg` and feed the values to `poly`.
 #[inline]
 pub(crate) fn units(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    super::pipelined_units(msg, poly, |unit| {
+    pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         accumulate(key, 0, unit, &mut sums);
         sums

@@ -5,7 +5,7 @@
 //! holds the two factors of one product: `pmuludq(t, t >> 32)` gives
 //! `(m0+k0)(m2+k2)` and `(m1+k1)(m3+k3)` at once.
 
-use super::{NH_KEY_WORDS, NH_STRIDE};
+use super::shared::{NH_KEY_WORDS, NH_STRIDE, pipelined_units};
 use crate::poly1305::PolyCore;
 use core::arch::x86_64::*;
 
@@ -51,7 +51,7 @@ fn strides(key: &[u32; NH_KEY_WORDS], stride: usize, msg: &[u8], sums: &mut [u64
 
 #[target_feature(enable = "sse2")]
 fn units_sse2(key: &[u32; NH_KEY_WORDS], msg: &[u8], poly: &mut PolyCore) {
-    super::pipelined_units(msg, poly, |unit| {
+    pipelined_units(msg, poly, |unit| {
         let mut sums = [0u64; 4];
         strides(key, 0, unit, &mut sums);
         sums

@@ -1,8 +1,8 @@
 //! x86_64 AVX2: 8 messages side by side for `digest_many`, one per 32-bit
 //! lane of a YMM register.
 
-use super::Backend;
-use super::lanes::{self, Lane, MAX};
+use super::lanes::Compress;
+use super::lanes::engine::{self, Lane, MAX};
 use core::arch::x86_64::*;
 
 #[derive(Clone, Copy)]
@@ -160,14 +160,14 @@ unsafe fn rol8_mask() -> __m256i {
 }
 
 #[target_feature(enable = "avx2")]
-fn run(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+fn run(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: this function has AVX2 enabled, and `digest_many` below only
     // calls it after the CPU check.
-    unsafe { lanes::digest_many::<V>(single, msgs, out) }
+    unsafe { engine::digest_many::<V>(single, msgs, out) }
 }
 
 /// Hash `msgs` 8 at a time.
-pub(crate) fn digest_many(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+pub(crate) fn digest_many(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: `Lanes::Avx2` runs only after `cpu_avx2` found AVX2
     // (`detect_lanes`, or the hook's availability check).
     unsafe { run(single, msgs, out) }

@@ -2,8 +2,8 @@
 //! 32-bit lane of a ZMM register (`vprold` rotations, `vpternlogd` for the
 //! three-input functions).
 
-use super::Backend;
-use super::lanes::{self, Lane, MAX};
+use super::lanes::Compress;
+use super::lanes::engine::{self, Lane, MAX};
 use core::arch::x86_64::*;
 
 #[derive(Clone, Copy)]
@@ -108,14 +108,14 @@ impl Lane for V {
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]
-fn run(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+fn run(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: this function has AVX-512F/BW enabled, and `digest_many`
     // below only calls it after the CPU check.
-    unsafe { lanes::digest_many::<V>(single, msgs, out) }
+    unsafe { engine::digest_many::<V>(single, msgs, out) }
 }
 
 /// Hash `msgs` 16 at a time.
-pub(crate) fn digest_many(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+pub(crate) fn digest_many(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: `Lanes::Avx512` runs only after `cpu_avx512` found AVX-512F
     // and AVX-512BW (`detect_lanes`, or the hook's availability check).
     unsafe { run(single, msgs, out) }

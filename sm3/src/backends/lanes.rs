@@ -3,17 +3,18 @@
 //! (`engine`, compiled only on targets with a multi-message backend, so
 //! that the others carry no unused code).
 
-use super::Backend;
 use super::soft::IV;
 
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-mod engine;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) use engine::{Lane, MAX, digest_many};
+pub(crate) mod engine;
+
+/// A one-message compression function (`Backend::compress_fn`): what the
+/// lanes finish a message with once too few are left to fill them.
+pub(crate) type Compress = fn(&mut [u32; 8], &[[u8; 64]]);
 
 /// Padding of a message: the last one or two blocks.
 #[derive(Clone, Copy)]
-struct Tail {
+pub(crate) struct Tail {
     buf: [u8; 128],
     /// Number of blocks in `buf` (1 or 2).
     blocks: usize,
@@ -33,7 +34,7 @@ impl Tail {
     }
 }
 
-fn output(state: &[u32; 8]) -> [u8; 32] {
+pub(crate) fn output(state: &[u32; 8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     for (o, s) in out.chunks_exact_mut(4).zip(state) {
         o.copy_from_slice(&s.to_be_bytes());
@@ -42,18 +43,24 @@ fn output(state: &[u32; 8]) -> [u8; 32] {
 }
 
 /// Finish a message from block `from` on, with the one-message backend.
-fn finish(single: Backend, mut state: [u32; 8], msg: &[u8], tail: &Tail, from: usize) -> [u8; 32] {
+pub(crate) fn finish(
+    single: Compress,
+    mut state: [u32; 8],
+    msg: &[u8],
+    tail: &Tail,
+    from: usize,
+) -> [u8; 32] {
     let (full, _) = msg.as_chunks::<64>();
     if from < full.len() {
-        single.compress(&mut state, &full[from..]);
+        single(&mut state, &full[from..]);
     }
     let first_tail = from.saturating_sub(full.len());
     let (tail_blocks, _) = tail.buf[..64 * tail.blocks].as_chunks::<64>();
-    single.compress(&mut state, &tail_blocks[first_tail..]);
+    single(&mut state, &tail_blocks[first_tail..]);
     output(&state)
 }
 
 /// SM3 of one message with `single`.
-pub(crate) fn hash_one(single: Backend, msg: &[u8]) -> [u8; 32] {
+pub(crate) fn hash_one(single: Compress, msg: &[u8]) -> [u8; 32] {
     finish(single, IV, msg, &Tail::new(msg), 0)
 }

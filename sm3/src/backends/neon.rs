@@ -3,8 +3,8 @@
 //! rounds in scalar registers; and 4 messages side by side, one per 32-bit
 //! lane, for `digest_many`.
 
-use super::Backend;
-use super::lanes::{self, Lane, MAX};
+use super::lanes::Compress;
+use super::lanes::engine::{self, Lane, MAX};
 use super::soft::four_rounds;
 use core::arch::aarch64::*;
 use core::arch::asm;
@@ -223,14 +223,14 @@ impl Lane for V {
 }
 
 #[target_feature(enable = "neon")]
-fn run(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+fn run(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: this function has NEON enabled, and `digest_many` below only
     // calls it when the CPU has NEON.
-    unsafe { lanes::digest_many::<V>(single, msgs, out) }
+    unsafe { engine::digest_many::<V>(single, msgs, out) }
 }
 
 /// Hash `msgs` 4 at a time.
-pub(crate) fn digest_many(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+pub(crate) fn digest_many(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     // SAFETY: `Lanes::Neon` is available only when NEON is enabled at
     // compile time (`Lanes::is_available`).
     unsafe { run(single, msgs, out) }

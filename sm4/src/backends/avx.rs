@@ -23,11 +23,15 @@
 //! The single-block path (CBC/CFB encryption, CMAC) uses the same basis and
 //! maps with every word broadcast to the four columns, where ShiftRows
 //! changes nothing and needs no fix-up.
+//!
+//! Uses the block type, the key schedule, the x86 primitives
+//! (`crate::simd::x86`), the contract and what the x86 kernels share
+//! (`backends::x86`); its `impl Kernel` is the `kernel_token!` at the end.
 
-use super::x86_modes::ymm;
+use crate::simd::x86::ymm;
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOut, InOutBuf, consts::U32};
+use cipher::{InOut, InOutBuf, consts::U32};
 
 /// Blocks per batch: four interleaved 8-block groups.
 pub(crate) type ParBlocks = U32;
@@ -215,7 +219,7 @@ pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
 #[target_feature(enable = "avx2,aes")]
 unsafe fn schedule(key: &[u8; 16]) -> [u32; 32] {
     // The closure inherits this function's target features.
-    super::soft::expand_key_with(key, |x| sbox_word(x))
+    crate::schedule::expand_key_with(key, |x| sbox_word(x))
 }
 
 /// One single-block round on the state kept as `X = M1·x`. `y = M1·t + c1`
@@ -472,7 +476,16 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
-x86_entry_points!(features = "avx2,aes", cpu = "AVX2 and AES-NI", group = 8);
+super::x86::x86_entry_points!(features = "avx2,aes", cpu = "AVX2 and AES-NI", group = 8);
+
+crate::kernel::kernel_token! {
+    features = "avx2,aes", single = crypt_block;
+    // Not free: the eight-block group (its single block broadcasts).
+    const FREE_LANES: bool = false;
+    super::x86::mode_hooks!(ymm);
+    // The counters made in registers, the XOR in the kernel's stores.
+    super::x86::fused_ctr_hook!();
+}
 
 #[cfg(test)]
 mod tests {

@@ -25,10 +25,14 @@
 //! A single block takes a latency-optimised xmm path (CBC/CFB
 //! encryption, CMAC): two `gf2p8affineinvqb`, one rotation and two
 //! XOR steps per round on the critical path, in assembly (see `round1!`).
+//!
+//! Uses the block type, the x86 primitives, the contract and what the
+//! x86 kernels share (`backends::x86`); its `impl Kernel` is the
+//! `kernel_token!` at the end.
 
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOut, InOutBuf, consts::U64};
+use cipher::{InOut, InOutBuf, consts::U64};
 
 /// Blocks per batch: two 32-block chains ([`pairs`]); tails run as up to
 /// three 16-block groups ([`groups`]).
@@ -722,15 +726,61 @@ fn map_xmm(x: __m128i, m: i64) -> __m128i {
     _mm_gf2p8affine_epi64_epi8::<0>(x, _mm_set1_epi64x(m))
 }
 
-super::x86_modes::lane_paths!("gfni,avx512f,avx512bw,avx512vl");
+super::x86::lane_paths!("gfni,avx512f,avx512bw,avx512vl");
 
-x86_entry_points!(
+super::x86::x86_entry_points!(
     features = "gfni,avx512f,avx512bw,avx512vl",
     cpu = "GFNI, AVX-512F, AVX-512BW and AVX-512VL",
     group = 16,
     batch = pairs,
     lanes = few
 );
+
+crate::kernel::kernel_token! {
+    features = "gfni,avx512f,avx512bw,avx512vl,avx2", single = crypt_block;
+    // Free: the lane paths take up to four blocks at one block's latency.
+    const FREE_LANES: bool = true;
+    super::x86::mode_hooks!(zmm);
+    super::x86::lane_hooks!();
+    // The pair kernel folds a mode's XORs into its loads and stores.
+    #[inline(always)]
+    fn crypt_stage_xor(
+        self,
+        rk: &[u32; 32],
+        stage: &crate::kernel::Stage,
+        data: cipher::InOutBuf<'_, '_, crate::block::Blk>,
+    ) -> bool {
+        if data.len() != crate::kernel::STAGE {
+            return false;
+        }
+        let (i, o) = data.into_raw();
+        let s = stage.0.as_ptr().cast::<u8>();
+        // SAFETY: the token exists only inside the `gfni` runner; the
+        // stage and `data` hold 64 blocks each, `data`'s in and out
+        // equal or disjoint, the stage apart from both.
+        unsafe { pairs_masked::<false, true>(rk, s, s, o.cast(), i.cast()) };
+        true
+    }
+    #[inline(always)]
+    fn crypt_stage_xts(
+        self,
+        rk: &[u32; 32],
+        tweaks: &crate::kernel::Stage,
+        data: &mut [crate::block::Blk],
+    ) -> bool {
+        if data.len() != crate::kernel::STAGE {
+            return false;
+        }
+        let p = data.as_mut_ptr().cast::<u8>();
+        let t = tweaks.0.as_ptr().cast::<u8>();
+        // SAFETY: the token exists only inside the `gfni` runner; `data`
+        // and the tweaks hold 64 blocks each, `data` in place, the
+        // tweaks apart.
+        unsafe { pairs_masked::<true, true>(rk, p, t, p, t) };
+        true
+    }
+    const XTS_FOLDS: bool = true;
+}
 
 #[cfg(test)]
 mod tests {

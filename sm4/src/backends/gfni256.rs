@@ -9,11 +9,15 @@
 //! shifted terms cancel) and the byte rotations by `vpshufb`. Four words of
 //! 8 blocks per group in four ymm registers; four groups (32 blocks)
 //! interleaved; single blocks on an xmm path in assembly (`round1!`).
+//!
+//! Uses the block type, the key schedule, the x86 primitives
+//! (`crate::simd::x86`), the contract and what the x86 kernels share
+//! (`backends::x86`); its `impl Kernel` is the `kernel_token!` at the end.
 
-use super::x86_modes::ymm;
+use crate::simd::x86::ymm;
 use core::arch::x86_64::*;
 
-use cipher::{Block, InOut, InOutBuf, consts::U32};
+use cipher::{InOut, InOutBuf, consts::U32};
 
 /// Blocks per batch: four interleaved 8-block groups.
 pub(crate) type ParBlocks = U32;
@@ -63,7 +67,7 @@ pub(crate) unsafe fn expand_key(key: &[u8; 16]) -> [u32; 32] {
 #[target_feature(enable = "gfni,avx2")]
 unsafe fn schedule(key: &[u8; 16]) -> [u32; 32] {
     // The closure inherits this function's target features.
-    super::soft::expand_key_with(key, |x| sbox_word(x))
+    crate::schedule::expand_key_with(key, |x| sbox_word(x))
 }
 
 /// `pshufb` indexes, per 32-bit word: byte swap, rotations left by 8/16/24.
@@ -396,15 +400,70 @@ fn map_xmm(x: __m128i, m: i64) -> __m128i {
     _mm_gf2p8affine_epi64_epi8::<0>(x, _mm_set1_epi64x(m))
 }
 
-super::x86_modes::lane_paths!("gfni,avx2");
+super::x86::lane_paths!("gfni,avx2");
 
-x86_entry_points!(
+super::x86::x86_entry_points!(
     features = "gfni,avx2",
     cpu = "GFNI and AVX2",
     group = 8,
     batch = groups::<4>,
     lanes = few
 );
+
+crate::kernel::kernel_token! {
+    features = "gfni,avx2", single = crypt_block;
+    // Free: the lane paths take up to four blocks at one block's latency.
+    const FREE_LANES: bool = true;
+    super::x86::mode_hooks!(ymm);
+    super::x86::lane_hooks!();
+    // The counters made in registers, the XOR in the kernel's stores, and
+    // GCM's GHASH between the rounds.
+    super::x86::fused_ctr_hook!();
+    #[inline(always)]
+    fn ctr_xor_beside(
+        self,
+        rk: &[u32; 32],
+        c: u128,
+        blocks: cipher::InOutBuf<'_, '_, crate::block::Blk>,
+        extra: &mut [(u128, crate::block::Blk)],
+        stage: &mut crate::kernel::LazyStage,
+        side: &mut impl FnMut(usize, &[crate::block::Blk]),
+    ) {
+        const BATCH: usize = 32;
+        const STEP: usize = crate::kernel::STAGE / crate::kernel::SIDE_STEPS;
+        const _: () = assert!(crate::kernel::STAGE / BATCH * SIDE_CALLS == crate::kernel::SIDE_STEPS);
+        let n = blocks.len();
+        if n != crate::kernel::STAGE || extra.len() > 4 || crate::ct::counter_carries(c, n) {
+            // (The low half carries once in 2^64 blocks; declassified.)
+            side(crate::kernel::SIDE_STEPS, blocks.get_in());
+            return self.ctr_xor(rk, c, blocks, extra, stage);
+        }
+        let (i, o) = blocks.into_raw();
+        let (i, o) = (i.cast::<u8>(), o.cast::<u8>());
+        let mut step = 0;
+        // Each step's own input blocks, read before the batch that holds
+        // them is written (its stores follow its last step).
+        let mut own = |s: usize| {
+            // SAFETY: blocks `STEP * step..` of the input, in this or a
+            // later batch, not yet overwritten; the slice lives only for
+            // this call.
+            let input = unsafe {
+                core::slice::from_raw_parts(
+                    i.cast::<crate::block::Blk>().add(STEP * step),
+                    STEP * s,
+                )
+            };
+            side(s, input);
+            step += s;
+        };
+        // SAFETY: the token exists only inside the `gfni256` runner;
+        // `blocks` holds STAGE blocks in and out (equal or disjoint); the
+        // low half of the counter does not carry (checked above); `side`
+        // reads the blocks of its steps or the caller's other data.
+        unsafe { super::x86::fused_ctr!(rk, c, i, o, crate::kernel::STAGE / BATCH, &mut own) };
+        crate::kernel::crypt_extras(self, rk, extra);
+    }
+}
 
 #[cfg(test)]
 mod tests {

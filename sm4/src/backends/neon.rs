@@ -12,9 +12,12 @@
 //! 0, 64, 128 and 192). Every lookup touches all sixteen registers whatever
 //! the index, so there is no secret-dependent memory access or branch.
 //! The linear map `L` uses byte shuffles and a shift-insert rotation.
+//!
+//! Uses the block type, the aarch64 primitives (`crate::simd::aarch64`)
+//! and the contract; its `impl Kernel` is the `kernel_token!` at the end.
 
-use crate::Sm4;
-use cipher::{Block, InOutBuf, consts::U8};
+use crate::block::Blk;
+use cipher::{InOutBuf, consts::U8};
 use core::arch::aarch64::*;
 
 /// Blocks per batch this kernel wants from the modes.
@@ -251,7 +254,7 @@ unsafe fn crypt_many(rk: &[u32; 32], inp: *const u8, out: *mut u8, n: usize) {
 /// default feature set; the caller's detection guarantees it).
 #[inline]
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<Sm4>>) {
+pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Blk>) {
     let n = blocks.len();
     let (inp, out) = blocks.into_raw();
     let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
@@ -279,9 +282,9 @@ pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block
 #[target_feature(enable = "neon")]
 pub(crate) unsafe fn chain(
     rk: &[u32; 32],
-    state: &mut cipher::Block<Sm4>,
+    state: &mut Blk,
     steps: usize,
-    io: &mut impl super::ChainIo,
+    io: &mut impl crate::kernel::ChainIo,
 ) {
     let c = Consts::load();
     let words = |b: uint8x16_t| vreinterpretq_u32_u8(vrev32q_u8(b));
@@ -296,8 +299,8 @@ pub(crate) unsafe fn chain(
     let (keys, _) = rk.as_chunks::<4>();
     for s in 0..steps {
         let blocks = io.feed(s);
-        let input = crate::modes::xor(&cur, &blocks[0].to_ne_bytes().into());
-        let w = transpose(blocks.map(|b| words(super::sm4ce::bytes_of(b))));
+        let input = crate::block::xor(&cur, &blocks[0].to_ne_bytes().into());
+        let w = transpose(blocks.map(|b| words(crate::simd::aarch64::bytes_of(b))));
         let mut x = [core::array::from_fn(|i| {
             veorq_u32(vandq_u32(prev[i], lane0), w[i])
         })];
@@ -306,7 +309,7 @@ pub(crate) unsafe fn chain(
         }
         let [x] = x;
         prev = [x[3], x[2], x[1], x[0]];
-        let mut out = [cipher::Block::<Sm4>::default(); 4];
+        let mut out = [Blk::default(); 4];
         for (o, row) in out.iter_mut().zip(transpose(prev)) {
             // SAFETY: a 16-byte block.
             unsafe { vst1q_u8(o.as_mut_ptr(), vrev32q_u8(vreinterpretq_u8_u32(row))) };
@@ -323,7 +326,7 @@ pub(crate) unsafe fn chain(
 /// The CPU must support NEON.
 #[inline]
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [cipher::Block<Sm4>; 4], n: usize) {
+pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut blocks[..n]).into()) }
 }
@@ -335,7 +338,7 @@ pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [cipher::Block<Sm4
 /// The CPU must support NEON.
 #[inline]
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut crate::kernel::Stage, n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
 }
@@ -346,14 +349,14 @@ pub(crate) mod tests {
     //! is shared with the `sm4ce` kernel's tests.
     extern crate std;
     use super::SBOX;
-    use crate::Sm4;
-    use cipher::{Block, InOutBuf, array::Array};
+    use crate::block::Blk;
+    use cipher::{InOutBuf, array::Array};
     use std::vec::Vec;
 
     const FK: [u32; 4] = [0xa3b1bac6, 0x56aa3350, 0x677d9197, 0xb27022dc];
 
     /// A kernel under test: round keys and blocks.
-    pub(crate) type Kernel<'a> = &'a dyn Fn(&[u32; 32], InOutBuf<'_, '_, Block<Sm4>>);
+    pub(crate) type Kernel<'a> = &'a dyn Fn(&[u32; 32], InOutBuf<'_, '_, Blk>);
 
     fn ck(i: usize) -> u32 {
         u32::from_be_bytes(core::array::from_fn(|j| ((4 * i + j) * 7 % 256) as u8))
@@ -500,4 +503,11 @@ pub(crate) mod tests {
         });
         std::println!("sm4 neon kernel: tested against the reference");
     }
+}
+
+crate::kernel::kernel_token! {
+    features = "neon";
+    // Free: NEON's four-block group.
+    const FREE_LANES: bool = true;
+    crate::kernel::chain_hook!();
 }

@@ -8,32 +8,18 @@
 //! `sm4e` chains to hide the instruction latency; tails use a chain per
 //! block as well. A single block (the chained modes: CBC and CFB encryption,
 //! CMAC) takes a short path. The instructions run in constant time.
+//!
+//! Uses the block type, the key schedule, the aarch64 primitives and the
+//! contract; its `impl Kernel` is the `kernel_token!` at the end.
 
-use crate::Sm4;
-use cipher::{Block, InOutBuf, consts::U8};
+use crate::block::Blk;
+use crate::schedule::{CK, FK};
+use cipher::{InOutBuf, consts::U8};
 use core::arch::aarch64::*;
 use core::arch::asm;
 
 /// Blocks per batch this kernel wants from the modes.
 pub(crate) type ParBlocks = U8;
-
-/// The system parameter FK (GB/T 32907).
-const FK: [u32; 4] = [0xa3b1bac6, 0x56aa3350, 0x677d9197, 0xb27022dc];
-
-/// The constants CK: byte `j` of `CK[i]` is `(4i + j) * 7 mod 256`.
-const CK: [u32; 32] = {
-    let mut ck = [0u32; 32];
-    let mut i = 0;
-    while i < 32 {
-        let b = (4 * i * 7) as u32;
-        ck[i] = ((b % 256) << 24)
-            | (((b + 7) % 256) << 16)
-            | (((b + 14) % 256) << 8)
-            | ((b + 21) % 256);
-        i += 1;
-    }
-    ck
-};
 
 /// Four rounds: `x = sm4e(x, k)`.
 #[inline]
@@ -160,7 +146,7 @@ unsafe fn crypt_many(rk: &[u32; 32], inp: *const u8, out: *mut u8, n: usize) {
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Block<Sm4>>) {
+pub(crate) unsafe fn crypt_blocks(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Blk>) {
     let n = blocks.len();
     let (inp, out) = blocks.into_raw();
     let (inp, out) = (inp.cast::<u8>(), out.cast::<u8>());
@@ -557,16 +543,6 @@ pub(crate) unsafe fn xts_run<const GB: bool>(
     u128::from(vgetq_lane_u64::<0>(tw)) | u128::from(vgetq_lane_u64::<1>(tw)) << 64
 }
 
-/// A block given as its 16 bytes read as a native-endian number.
-#[inline]
-#[target_feature(enable = "neon")]
-pub(crate) fn bytes_of(b: u128) -> uint8x16_t {
-    vreinterpretq_u8_u64(vcombine_u64(
-        vcreate_u64(b as u64),
-        vcreate_u64((b >> 64) as u64),
-    ))
-}
-
 /// One step of [`chain`] with `N` blocks in use: the chained block (its
 /// input `st ^ B`) and `N - 1` side blocks, `N` `sm4e` chains; the outputs
 /// into `out`, the chained block's also returned.
@@ -576,14 +552,18 @@ fn chain_step<const N: usize>(
     k: &[uint32x4_t; 8],
     st: uint8x16_t,
     blocks: &[u128; 4],
-    out: &mut [Block<Sm4>; 4],
-    input: &mut Block<Sm4>,
+    out: &mut [Blk; 4],
+    input: &mut Blk,
 ) -> uint8x16_t {
-    let i = veorq_u8(st, bytes_of(blocks[0]));
+    let i = veorq_u8(st, crate::simd::aarch64::bytes_of(blocks[0]));
     // SAFETY: a 16-byte block.
     unsafe { vst1q_u8(input.as_mut_ptr(), i) };
     let mut x: [uint32x4_t; N] = core::array::from_fn(|j| {
-        let v = if j == 0 { i } else { bytes_of(blocks[j]) };
+        let v = if j == 0 {
+            i
+        } else {
+            crate::simd::aarch64::bytes_of(blocks[j])
+        };
         vreinterpretq_u32_u8(vrev32q_u8(v))
     });
     for k in k {
@@ -609,15 +589,15 @@ fn chain_step<const N: usize>(
 #[target_feature(enable = "neon,sm4")]
 pub(crate) unsafe fn chain(
     rk: &[u32; 32],
-    state: &mut Block<Sm4>,
+    state: &mut Blk,
     steps: usize,
-    io: &mut impl super::ChainIo,
+    io: &mut impl crate::kernel::ChainIo,
 ) {
     let k = load_keys(rk);
     // SAFETY: 16 readable bytes.
     let mut st = unsafe { vld1q_u8(state.as_ptr()) };
-    let mut out = [Block::<Sm4>::default(); 4];
-    let mut input = Block::<Sm4>::default();
+    let mut out = [Blk::default(); 4];
+    let mut input = Blk::default();
     for s in 0..steps {
         let blocks = io.feed(s);
         st = match io.blocks(s) {
@@ -638,7 +618,7 @@ pub(crate) unsafe fn chain(
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [cipher::Block<Sm4>; 4], n: usize) {
+pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut blocks[..n]).into()) }
 }
@@ -650,9 +630,93 @@ pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [cipher::Block<Sm4
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut super::Stage, n: usize) {
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut crate::kernel::Stage, n: usize) {
     // SAFETY: the caller guarantees the features.
     unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
+}
+
+crate::kernel::kernel_token! {
+    features = "neon,sm4";
+    // Not free: a lane is eight more `sm4e`, and the side lanes'
+    // bookkeeping cost more instructions than a separate CTR pass (CCM: 6.5
+    // instructions per byte with the counters in the lanes, 2.6 without).
+    const FREE_LANES: bool = false;
+    // Whole-block CTR, CBC and CFB decryption and XTS in registers (for
+    // the instruction count; see `ctr_xor`).
+    #[inline(always)]
+    fn ctr_xor(
+        self,
+        rk: &[u32; 32],
+        c: u128,
+        blocks: cipher::InOutBuf<'_, '_, crate::block::Blk>,
+        extra: &mut [(u128, crate::block::Blk)],
+        stage: &mut crate::kernel::LazyStage,
+    ) {
+        let n = blocks.len();
+        if crate::ct::counter_carries(c, n) || extra.len() > 4 {
+            // The low half carries (once in 2^64 blocks; a public answer,
+            // declassified in `ct`).
+            return crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage.get());
+        }
+        let (i, o) = blocks.into_raw();
+        // SAFETY: the token exists only inside the `sm4ce` runner;
+        // `InOutBuf` holds `n` blocks in and out, equal or disjoint.
+        unsafe { self::ctr_xor(rk, c, i.cast(), o.cast(), n) };
+        crate::kernel::crypt_extras(self, rk, extra);
+    }
+    #[inline(always)]
+    fn cbc_decrypt(
+        self,
+        rk: &[u32; 32],
+        iv: &mut crate::block::Blk,
+        blocks: cipher::InOutBuf<'_, '_, crate::block::Blk>,
+        _stage: &mut crate::kernel::LazyStage,
+    ) {
+        let n = blocks.len();
+        let (i, o) = blocks.into_raw();
+        // SAFETY: as in `ctr_xor`.
+        unsafe { self::cbc_decrypt(rk, &mut iv.0, i.cast(), o.cast(), n) };
+    }
+    #[inline(always)]
+    fn cfb_decrypt(
+        self,
+        rk: &[u32; 32],
+        iv: &mut crate::block::Blk,
+        blocks: cipher::InOutBuf<'_, '_, crate::block::Blk>,
+        tail: Option<&mut crate::block::Blk>,
+        _stage: &mut crate::kernel::LazyStage,
+    ) {
+        let n = blocks.len();
+        let (i, o) = blocks.into_raw();
+        let mut ks = [0u8; 16];
+        // SAFETY: as in `ctr_xor`.
+        unsafe {
+            self::cfb_decrypt(rk, &mut iv.0, i.cast(), o.cast(), n, tail.is_some(), &mut ks)
+        };
+        if let Some(t) = tail {
+            *t = ks.into();
+        }
+    }
+    crate::kernel::chain_hook!();
+    const XTS_RUNS: bool = true;
+    #[inline(always)]
+    fn xts_run<O: crate::kernel::TweakOrder>(
+        self,
+        rk: &[u32; 32],
+        t: u128,
+        blocks: &mut [crate::block::Blk],
+    ) -> u128 {
+        let (p, n) = (blocks.as_mut_ptr().cast::<u8>(), blocks.len());
+        // SAFETY: the token exists only inside the `sm4ce` runner;
+        // `blocks` is `n` blocks, in place.
+        unsafe {
+            if O::GB {
+                self::xts_run::<true>(rk, t, p, n)
+            } else {
+                self::xts_run::<false>(rk, t, p, n)
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,13 +17,19 @@
 //! bit `k` of each byte kept in place. Every operation is a fixed sequence
 //! of XOR/AND/OR/NOT/shift/rotate/subtract; nothing depends on secret data
 //! in its control flow or memory addresses.
+//!
+//! Uses the block type, the key schedule and the contract; its `Token`
+//! and `CipherBackend` are at the end.
 
-use cipher::{Block, InOutBuf, consts::U16};
+use crate::block::{Blk, one};
+use crate::kernel::{Kernel, Stage};
+use cipher::{
+    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, InOut, InOutBuf,
+    ParBlocks as CipherParBlocks, ParBlocksSizeUser, consts::U16,
+};
 
 /// Blocks per batch: one batch fills the 64 byte lanes of the bit slices.
 pub(crate) type ParBlocks = U16;
-
-const FK: [u32; 4] = [0xa3b1_bac6, 0x56aa_3350, 0x677d_9197, 0xb270_22dc];
 
 /// The S-box's constants, which the circuit leaves to its callers:
 /// `S(x) = sbox_core(x ^ SBOX_IN) ^ SBOX_OUT` on every byte.
@@ -225,43 +231,7 @@ const fn l(b: u32) -> u32 {
 
 /// The SM4 key schedule: 32 round keys (the encryption order).
 pub(crate) fn expand_key(key: &[u8; 16]) -> [u32; 32] {
-    expand_key_with(key, tau1)
-}
-
-/// The key schedule with `tau` as the S-box on the four bytes of a word
-/// (backends with an S-box instruction pass theirs; the schedule is a
-/// chain of 32 S-box evaluations, so its speed is that of one word).
-#[inline(always)]
-pub(crate) fn expand_key_with(key: &[u8; 16], tau: impl Fn(u32) -> u32) -> [u32; 32] {
-    const CK: [u32; 32] = {
-        let mut ck = [0u32; 32];
-        let mut i = 0;
-        while i < 32 {
-            let mut w = 0u32;
-            let mut j = 0;
-            while j < 4 {
-                // ck_{i,j} = (4i + j)·7 mod 256
-                w = (w << 8) | (((4 * i + j) * 7) % 256) as u32;
-                j += 1;
-            }
-            ck[i] = w;
-            i += 1;
-        }
-        ck
-    };
-    let mut k = [0u32; 4];
-    for (i, ki) in k.iter_mut().enumerate() {
-        let bytes = [key[4 * i], key[4 * i + 1], key[4 * i + 2], key[4 * i + 3]];
-        *ki = u32::from_be_bytes(bytes) ^ FK[i];
-    }
-    let mut rk = [0u32; 32];
-    for (i, rki) in rk.iter_mut().enumerate() {
-        let b = tau(k[(i + 1) % 4] ^ k[(i + 2) % 4] ^ k[(i + 3) % 4] ^ CK[i]);
-        let new = k[i % 4] ^ b ^ b.rotate_left(13) ^ b.rotate_left(23);
-        k[i % 4] = new;
-        *rki = new;
-    }
-    rk
+    crate::schedule::expand_key_with(key, tau1)
 }
 
 /// Spread the four bytes of `x` to 16-bit lanes: byte `q` (0 = least
@@ -395,7 +365,7 @@ fn crypt1(rk: &[u32; 32], b: &[u8; 16]) -> [u8; 16] {
 /// Encrypt (rk = encryption schedule) or decrypt (rk = reversed schedule)
 /// any number of blocks, in place or out of place.
 #[inline]
-pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Block<crate::Sm4>>) {
+pub(crate) fn crypt_blocks(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Blk>) {
     let n = blocks.len();
     if n == 1 {
         let mut b = blocks.get(0);
@@ -472,10 +442,11 @@ pub(crate) mod tests {
     /// count that fills 1, 2 or 3 groups partly or wholly.
     #[test]
     fn sliced_blocks_match_single_blocks() {
-        use cipher::{Block, InOutBuf};
+        use crate::block::Blk;
+        use cipher::InOutBuf;
         let rk = super::expand_key(&[0x3c; 16]);
         let mut state = 0x9e37_79b9_u32;
-        let blocks: [Block<crate::Sm4>; 40] = core::array::from_fn(|_| {
+        let blocks: [Blk; 40] = core::array::from_fn(|_| {
             core::array::from_fn::<u8, 16, _>(|_| {
                 state = state.wrapping_mul(0x0019_660d).wrapping_add(0x3c6e_f35f);
                 (state >> 24) as u8
@@ -545,5 +516,65 @@ pub(crate) mod tests {
             ];
             assert_eq!(super::tau1(w).to_be_bytes(), want);
         }
+    }
+}
+
+/// The portable kernel (needs no CPU feature).
+#[derive(Clone, Copy)]
+pub(crate) struct Token;
+
+impl Kernel for Token {
+    // One block runs the circuit on a word; more take the 16-block slices.
+    const FREE_LANES: bool = false;
+
+    #[inline(always)]
+    fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
+        crypt_blocks(rk, (&mut stage.0[..n]).into());
+    }
+    #[inline(always)]
+    fn crypt_block(self, rk: &[u32; 32], block: &mut Blk) {
+        crypt_blocks(rk, core::slice::from_mut(block).into());
+    }
+    #[inline(always)]
+    fn crypt_lanes(self, rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize) {
+        crypt_blocks(rk, (&mut blocks[..n]).into());
+    }
+}
+
+/// The soft backend as a `cipher` backend.
+pub(crate) struct CipherBackend<'a>(pub(crate) &'a [u32; 32]);
+
+impl BlockSizeUser for CipherBackend<'_> {
+    type BlockSize = U16;
+}
+impl ParBlocksSizeUser for CipherBackend<'_> {
+    type ParBlocksSize = ParBlocks;
+}
+impl BlockCipherEncBackend for CipherBackend<'_> {
+    #[inline(always)]
+    fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, one(block));
+    }
+    #[inline(always)]
+    fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, CipherParBlocks<Self>>) {
+        crypt_blocks(self.0, blocks.into_buf());
+    }
+    #[inline(always)]
+    fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, blocks);
+    }
+}
+impl BlockCipherDecBackend for CipherBackend<'_> {
+    #[inline(always)]
+    fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, one(block));
+    }
+    #[inline(always)]
+    fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, CipherParBlocks<Self>>) {
+        crypt_blocks(self.0, blocks.into_buf());
+    }
+    #[inline(always)]
+    fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        crypt_blocks(self.0, blocks);
     }
 }

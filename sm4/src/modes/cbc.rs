@@ -1,8 +1,12 @@
 //! SM4-CBC, drop-in for `cbc::Encryptor<Sm4>` / `cbc::Decryptor<Sm4>`, and
 //! CBC ciphertext stealing (CS3).
 
-use super::{Blk, cbc_decrypt, cbc_decrypt_block, xor};
-use crate::backends::{ChainIo, Kernel, KernelClosure, LazyStage, with_kernel};
+use super::common::{
+    Blk, cbc_decrypt, cbc_decrypt_block, chained_mode, mode_backend, run_mode_closure, xor,
+    xor_bytes,
+};
+use crate::backends::with_kernel;
+use crate::kernel::{ChainIo, Kernel, KernelClosure, LazyStage};
 use crate::{Error, Sm4};
 use cipher::{
     BlockCipherDecrypt, BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt,
@@ -12,122 +16,6 @@ use cipher::{
     consts::{U16, U64},
 };
 use core::fmt;
-
-/// The mode types' common parts: the cipher and the chaining value.
-macro_rules! chained_mode {
-    ($ty:ident, $name:literal) => {
-        impl BlockSizeUser for $ty {
-            type BlockSize = U16;
-        }
-
-        impl InnerUser for $ty {
-            type Inner = Sm4;
-        }
-
-        impl IvSizeUser for $ty {
-            type IvSize = U16;
-        }
-
-        impl InnerIvInit for $ty {
-            #[inline]
-            fn inner_iv_init(cipher: Sm4, iv: &Iv<Self>) -> Self {
-                $ty { cipher, iv: *iv }
-            }
-        }
-
-        impl IvState for $ty {
-            /// The chaining value for the next block (the last ciphertext
-            /// block, or the IV before the first).
-            #[inline]
-            fn iv_state(&self) -> Iv<Self> {
-                self.iv
-            }
-        }
-
-        impl SetIvState for $ty {
-            /// Start a new message with `iv`, keeping the key schedule.
-            #[inline]
-            fn set_iv(&mut self, iv: &Iv<Self>) {
-                self.iv = *iv;
-            }
-        }
-
-        impl fmt::Debug for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct($name)
-                    .field("backend", &self.cipher.backend.name())
-                    .finish_non_exhaustive()
-            }
-        }
-
-        impl Drop for $ty {
-            fn drop(&mut self) {
-                #[cfg(feature = "zeroize")]
-                zeroize::Zeroize::zeroize(&mut self.iv.0);
-            }
-        }
-
-        #[cfg(feature = "zeroize")]
-        impl zeroize::ZeroizeOnDrop for $ty {}
-    };
-}
-pub(super) use chained_mode;
-
-/// Run a `BlockModeEncClosure` / `BlockModeDecClosure` with a mode backend
-/// built from the kernel, inside the backend's runner.
-macro_rules! run_mode_closure {
-    ($self:ident, $f:ident, $closure:ident, $schedule:ident, $backend:ident) => {{
-        struct Run<'a, F> {
-            rk: &'a [u32; 32],
-            iv: &'a mut Blk,
-            f: F,
-        }
-        impl<F: $closure<BlockSize = U16>> KernelClosure for Run<'_, F> {
-            type Output = ();
-            #[inline(always)]
-            fn call<K: Kernel>(self, k: K) {
-                self.f.call(&mut $backend {
-                    k,
-                    rk: self.rk,
-                    iv: self.iv,
-                    stage: LazyStage::new(),
-                });
-            }
-        }
-        with_kernel(
-            $self.cipher.backend,
-            Run {
-                rk: &$self.cipher.$schedule,
-                iv: &mut $self.iv,
-                f: $f,
-            },
-        )
-    }};
-}
-pub(super) use run_mode_closure;
-
-/// The mode backend of a chained mode: a kernel, a schedule, the chaining
-/// value.
-macro_rules! mode_backend {
-    ($backend:ident, $par:ty) => {
-        struct $backend<'a, K> {
-            k: K,
-            rk: &'a [u32; 32],
-            iv: &'a mut Blk,
-            /// Made on first use, kept for the whole call (the
-            /// decryption backends').
-            #[allow(dead_code)]
-            stage: LazyStage,
-        }
-        impl<K> BlockSizeUser for $backend<'_, K> {
-            type BlockSize = U16;
-        }
-        impl<K> ParBlocksSizeUser for $backend<'_, K> {
-            type ParBlocksSize = $par;
-        }
-    };
-}
-pub(super) use mode_backend;
 
 /// SM4 in CBC mode, encryption: drop-in for `cbc::Encryptor<Sm4>`
 /// (`KeyIvInit`, `BlockModeEncrypt` with its padding helpers, `IvState`),
@@ -302,7 +190,7 @@ impl Sm4CbcDec {
         self.cipher.decrypt_block(&mut z);
         let mut c = z;
         c[..r].copy_from_slice(last);
-        super::xor_bytes(last, &z[..r]);
+        xor_bytes(last, &z[..r]);
         blocks[n - 2] = c;
         self.decrypt_blocks(blocks);
         Ok(())

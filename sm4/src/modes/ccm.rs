@@ -2,9 +2,10 @@
 //! shape by default): the CBC-MAC chain with the CTR blocks riding in its
 //! spare lanes.
 
-use super::{Blk, xor};
+use super::common::{Blk, check_tag, xor};
 use crate::Sm4;
-use crate::backends::{ChainIo, Kernel, KernelClosure, with_kernel};
+use crate::backends::with_kernel;
+use crate::kernel::{ChainIo, Kernel, KernelClosure};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
     InOutBuf,
@@ -429,21 +430,6 @@ impl<M: CcmTagSize, N: CcmNonceSize> Ccm<M, N> {
                 decrypt,
             },
         ))
-    }
-}
-
-/// The end of an AEAD's decryption, which wrote the plaintext in the same
-/// pass as it authenticated: `Ok` if `computed` equals `tag` (compared in
-/// constant time), else `out` is zeroed (no unauthenticated plaintext may
-/// stay) and the error returned.
-pub(super) fn check_tag(computed: &[u8], tag: &[u8], out: &mut [u8]) -> aead::Result<()> {
-    debug_assert_eq!(computed.len(), tag.len());
-    let diff = computed.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b));
-    if core::hint::black_box(diff) == 0 {
-        Ok(())
-    } else {
-        out.fill(0);
-        Err(aead::Error)
     }
 }
 

@@ -1,10 +1,10 @@
 //! SM4-CFB (CFB-128), drop-in for `cfb_mode::Encryptor<Sm4>` /
 //! `cfb_mode::Decryptor<Sm4>`.
 
-use super::cbc::{chained_mode, mode_backend, run_mode_closure};
-use super::{Blk, xor};
+use super::common::{Blk, chained_mode, mode_backend, run_mode_closure, xor, xor_few};
 use crate::Sm4;
-use crate::backends::{ChainIo, Kernel, KernelClosure, LazyStage, STAGE, Stage, with_kernel};
+use crate::backends::with_kernel;
+use crate::kernel::{ChainIo, Kernel, KernelClosure, LazyStage};
 use cipher::inout::NotEqualError;
 use cipher::{
     BlockModeDecBackend, BlockModeDecClosure, BlockModeDecrypt, BlockModeEncBackend,
@@ -157,7 +157,7 @@ fn cfb_decrypt<K: Kernel>(
         if full > 0 {
             *iv = blocks.get_in()[full - 1];
         }
-        super::xor_few(blocks, &v[..full]);
+        xor_few(blocks, &v[..full]);
         if !tail.is_empty() {
             tail.xor_in2out(&v[full][..tail.len()]);
         }
@@ -167,39 +167,6 @@ fn cfb_decrypt<K: Kernel>(
     k.cfb_decrypt(rk, iv, blocks, ks.as_mut(), stage);
     if let Some(ks) = ks {
         tail.xor_in2out(&ks[..tail.len()]);
-    }
-}
-
-/// `Kernel::cfb_decrypt` through stages: the IV and the ciphertext blocks
-/// but the last into a stage, encrypted, XORed into the ciphertext; `tail`,
-/// if given, receives the keystream block after them (in the last stage).
-#[inline(always)]
-pub(crate) fn cfb_stages<K: Kernel>(
-    k: K,
-    rk: &[u32; 32],
-    iv: &mut Blk,
-    mut blocks: InOutBuf<'_, '_, Blk>,
-    mut tail: Option<&mut Blk>,
-    stage: &mut Stage,
-) {
-    let total = blocks.len() + usize::from(tail.is_some());
-    let mut done = 0;
-    while done < total {
-        let m = core::cmp::min(STAGE, total - done);
-        let full = core::cmp::min(m, blocks.len());
-        let (chunk, rest) = blocks.split_at(full);
-        blocks = rest;
-        stage.0[0] = *iv;
-        stage.0[1..m].copy_from_slice(&chunk.get_in()[..m - 1]);
-        k.crypt_stage(rk, stage, m);
-        if full > 0 {
-            *iv = chunk.get_in()[full - 1];
-        }
-        k.xor_into(chunk, &stage.0[..full]);
-        if let Some(t) = tail.as_deref_mut().filter(|_| full < m) {
-            *t = stage.0[full];
-        }
-        done += m;
     }
 }
 

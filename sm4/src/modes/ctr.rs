@@ -1,9 +1,10 @@
 //! SM4-CTR with a 128-bit big-endian counter: the keystream of
 //! `ctr::Ctr128BE<Sm4>`.
 
-use super::Blk;
+use super::common::{Blk, xor_few};
 use crate::Sm4;
-use crate::backends::{Kernel, KernelClosure, LazyStage, STAGE, Stage, with_kernel};
+use crate::backends::with_kernel;
+use crate::kernel::{Kernel, KernelClosure, LazyStage};
 use cipher::{
     InOutBuf, InnerIvInit, IvSizeUser, OverflowError, SeekNum, StreamCipher, StreamCipherError,
     StreamCipherSeek, common::InnerUser, consts::U16,
@@ -147,7 +148,7 @@ pub(super) fn apply<K: Kernel>(
             let v = k.crypt_values(rk, vals, total);
             state.advance(total);
             let full = blocks.len();
-            super::xor_few(blocks, &v[..full]);
+            xor_few(blocks, &v[..full]);
             if !tail.is_empty() {
                 tail.xor_in2out(&v[full][..tail.len()]);
                 state.ks = v[full];
@@ -171,47 +172,6 @@ pub(super) fn apply<K: Kernel>(
             state.ks = ks;
             state.used = tail.len() as u8;
         }
-    }
-}
-
-/// `Kernel::ctr_xor` through stages: counter blocks `c, c + 1, ...` filled
-/// in, the stage encrypted, the keystream XORed into `blocks`; the `extra`
-/// counters ride in the last stage.
-#[inline(always)]
-pub(crate) fn ctr_stages<K: Kernel>(
-    k: K,
-    rk: &[u32; 32],
-    c: u128,
-    mut blocks: InOutBuf<'_, '_, Blk>,
-    extra: &mut [(u128, Blk)],
-    stage: &mut Stage,
-) {
-    let n = blocks.len();
-    let total = n + extra.len();
-    let mut done = 0;
-    while done < total {
-        let m = core::cmp::min(STAGE, total - done);
-        let full = core::cmp::min(m, n.saturating_sub(done));
-        k.ctr_fill(c.wrapping_add(done as u128), &mut stage.0[..full]);
-        // A full stage of data: the XOR in the kernel's stores where it can.
-        if full == STAGE && k.crypt_stage_xor(rk, stage, blocks.reborrow().split_at(full).0) {
-            blocks = blocks.split_at(full).1;
-            done += m;
-            continue;
-        }
-        // Extras `done + full - n ..` in the stage's other places.
-        let first = (done + full).saturating_sub(n);
-        for (b, (ctr, _)) in stage.0[full..m].iter_mut().zip(&extra[first..]) {
-            *b = ctr.to_be_bytes().into();
-        }
-        k.crypt_stage(rk, stage, m);
-        let (chunk, rest) = blocks.split_at(full);
-        blocks = rest;
-        k.xor_into(chunk, &stage.0[..full]);
-        for (b, (_, out)) in stage.0[full..m].iter().zip(&mut extra[first..]) {
-            *out = *b;
-        }
-        done += m;
     }
 }
 

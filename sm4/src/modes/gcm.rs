@@ -1,10 +1,11 @@
 //! SM4-GCM (NIST SP 800-38D; RFC 8998's `TLS_SM4_GCM_SM3`): CTR and GHASH
 //! in one pass, inside one `#[target_feature]` runner.
 
-use super::{Blk, ccm::check_tag, xor};
+use super::common::{Blk, check_tag, xor};
 use crate::Sm4;
-use crate::backends::{GcmBackend, Kernel, LazyStage, SIDE_STEPS, STAGE, with_gcm};
-use crate::ghash::{GcmClosure, Ghash, GhashKey};
+use crate::backends::{GcmBackend, GcmClosure, with_gcm};
+use crate::ghash::{Ghash, GhashKey};
+use crate::kernel::{Kernel, LazyStage, SIDE_STEPS, STAGE};
 use aead::{AeadCore, AeadInOut, Nonce, Tag, TagPosition};
 use cipher::{
     BlockCipherEncrypt, InOutBuf,

@@ -5,8 +5,7 @@
 //! included) is compiled with their features. Built only where such a
 //! backend exists (x86_64, aarch64).
 
-use super::{Tail, finish, output};
-use crate::backends::Backend;
+use super::{Compress, Tail, finish, output};
 use crate::backends::soft::{IV, T};
 
 macro_rules! rol {
@@ -256,7 +255,7 @@ const ZERO_BLOCK: [u8; 64] = [0; 64];
 /// The CPU must support `V`'s instructions and the caller must have them
 /// enabled (`#[target_feature]`); `single` must be available.
 #[inline(always)]
-pub(crate) unsafe fn digest_many<V: Lane>(single: Backend, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+pub(crate) unsafe fn digest_many<V: Lane>(single: Compress, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     let mut jobs: [Option<Job<'_>>; MAX] = [None; MAX];
     let mut state = [[0u32; MAX]; 8];
     let mut queue = msgs.iter().enumerate();

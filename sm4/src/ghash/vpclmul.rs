@@ -1,7 +1,7 @@
 //! GHASH with VPCLMULQDQ on `zmm` (the `vpclmul` engine, beside the `gfni`
 //! SM4 kernel): four blocks per register, sixteen per reduction.
 //!
-//! As `ghash_clmul`, four lanes at a time: blocks byte-reversed per lane,
+//! As `clmul`, four lanes at a time: blocks byte-reversed per lane,
 //! schoolbook products (four `vpclmulqdq` per register) summed unreduced
 //! over the four registers of a group with `vpternlogq`, one reduction per
 //! lane and an XOR of the four lanes into the state. The group's serial
@@ -10,13 +10,11 @@
 //! multiplier, set the pace. A shorter rest is one group with masked
 //! loads (zero lanes multiply to zero).
 
-use super::ghash_clmul::BSWAP;
-use super::x86_modes::zmm::xor;
+use super::clmul::BSWAP;
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
+use crate::simd::x86::zmm::xor;
 use core::arch::x86_64::*;
-
-type Blk = Block<crate::Sm4>;
 
 ghash_token!(
     VpclmulGhash,

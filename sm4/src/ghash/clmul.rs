@@ -9,11 +9,10 @@
 //! more. Karatsuba (three multiplies) would trade one `pclmulqdq` for a
 //! shuffle and XORs on the same port on Intel cores, for nothing.
 
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
 use core::arch::x86_64::*;
 
-type Blk = Block<crate::Sm4>;
 type V = __m128i;
 
 /// `vpshufb` index reversing the 16 bytes (of each lane, in the wide

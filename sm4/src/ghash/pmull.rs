@@ -2,7 +2,7 @@
 //! `sm4ce` SM4 kernels on cores with the `aes` extension): eight blocks per
 //! reduction.
 //!
-//! As `ghash_clmul`: blocks byte-reversed on load (`rev64` and swapping
+//! As `clmul`: blocks byte-reversed on load (`rev64` and swapping
 //! the halves) into the POLYVAL-domain integers of `crate::ghash`,
 //! schoolbook products (`pmull` low·low, `pmull2` high·high, and the cross
 //! terms from the block with its halves swapped), summed unreduced over
@@ -10,11 +10,10 @@
 //! products cover the multiplier's latency on in-order and out-of-order
 //! cores alike.
 
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
 use core::arch::aarch64::*;
 
-type Blk = Block<crate::Sm4>;
 type V = uint64x2_t;
 
 ghash_token!(

@@ -3,20 +3,19 @@
 //! reduction, AVX2 only (no AVX-512 instruction), for the cores that have
 //! VPCLMULQDQ without AVX-512 (Alder Lake and later client cores, Zen 3).
 //!
-//! `ghash_vpclmul` at half the width: blocks byte-reversed per lane,
+//! `vpclmul` at half the width: blocks byte-reversed per lane,
 //! schoolbook products (four `vpclmulqdq` per register) summed unreduced
 //! over the eight registers of a group, one reduction per lane and an XOR
 //! of the two lanes into the state. A partial register is a 16-byte load
 //! into the low lane (nothing past the slice is read); fewer than four
-//! blocks go to `ghash_clmul` (two or three in `ymm` were slower).
+//! blocks go to `clmul` (two or three in `ymm` were slower).
 
-use super::ghash_clmul::BSWAP;
-use super::x86_modes::ymm::{self, xor};
+use super::clmul::BSWAP;
+use crate::block::Blk;
 use crate::ghash::{GhashKey, REDUCE};
-use cipher::Block;
+use crate::simd::x86::ymm::{self, xor};
 use core::arch::x86_64::*;
 
-type Blk = Block<crate::Sm4>;
 type V = __m256i;
 
 ghash_token!(Vpclmul256Ghash, "VPCLMULQDQ, PCLMULQDQ and AVX2");

@@ -109,7 +109,7 @@ macro_rules! ghash_narrow_body {
 /// `$agg` blocks with H^agg..H^1, then one group of the rest (registers
 /// of `$lanes` blocks, the last one partial) with the last powers, one
 /// reduction and one lane sum per group; fewer than `$narrow` blocks go to
-/// `ghash_clmul`'s shorter chain (no lanes to sum). Over the module's `V`,
+/// `clmul`'s shorter chain (no lanes to sum). Over the module's `V`,
 /// `Acc { lo, mid, hi }`, `zero`, `xor`, `widen` (an `xmm` value in lane
 /// 0, zero above), `bswap` (the per-lane byte reversal index),
 /// `load_blocks(blocks, i, k, bswap)` and `load_powers(key, i, k)` (`k`
@@ -129,12 +129,12 @@ macro_rules! ghash_wide_body {
         #[inline]
         #[target_feature(enable = $features)]
         pub(crate) fn update(key: &GhashKey, state: &mut [u8; 16], blocks: &[Blk]) {
-            use super::ghash_clmul;
+            use super::clmul;
             if blocks.len() < $narrow {
-                return ghash_clmul::update(key, state, blocks);
+                return clmul::update(key, state, blocks);
             }
             let bswap = bswap();
-            let mut y = ghash_clmul::load_state(state);
+            let mut y = clmul::load_state(state);
             let n = blocks.len();
             let mut acc = Acc {
                 lo: zero(),
@@ -183,7 +183,7 @@ macro_rules! ghash_wide_body {
                 }
                 y = fold(reduce(acc));
             }
-            ghash_clmul::store_state(state, y);
+            clmul::store_state(state, y);
         }
     };
 }
