@@ -6,6 +6,7 @@ mod chacha;
 mod mac;
 mod nhpoly1305;
 mod planted;
+mod rustls_sm;
 mod sm3;
 mod sm4;
 
@@ -139,6 +140,7 @@ pub(crate) fn main() -> i32 {
     nhpoly1305::check(&mut tally);
     adiantum::check(&mut tally);
     mac::check(&mut tally);
+    rustls_sm::check(&mut tally);
     tally.print();
     0
 }

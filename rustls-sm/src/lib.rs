@@ -10,5 +10,7 @@ pub use glue::{
     TLS_SM4_GCM_SM3, TLS13_SM4_CCM_SM3, TLS13_SM4_GCM_SM3, describe, group_name, load_certs,
     load_private_key, provider, rfc8998_only, suite_name,
 };
+#[doc(hidden)]
+pub use record::hooks as record_hooks;
 pub use rustls;
 pub use sm2::{CERT_SIGNER_ID, Sm2Key, TLS13_SIGNER_ID, verify as sm2_verify};
