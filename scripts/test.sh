@@ -28,8 +28,9 @@
 #      atomics) and wasm32-unknown-unknown, clippy for all five (rustls-sm
 #      runs natively only: ring's C, std);
 #   6. every fuzz target for FUZZ_SECONDS (30) seconds (nightly, cargo-fuzz).
-# Options: --quick skips the rust-version build and 3 to 6 (for a fast local loop); --miri runs only
-# the Miri tests (nightly; about 10 minutes, in its own CI job).
+# Options: --quick skips the interop and rust-version steps and 3 to 6 (a
+# fast local loop); --miri runs only the Miri tests (nightly; about 10
+# minutes, in its own CI job).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,15 +53,8 @@ NATIVE_ONLY=(--exclude rustls-sm --exclude ctcheck)
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 step() { printf '\n==> %s\n' "$*"; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-apt_updated=0
-apt_install() {
-    if [ $apt_updated = 0 ]; then
-        as_root apt-get update -qq
-        apt_updated=1
-    fi
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
-}
+# shellcheck source=scripts/apt.sh
+source scripts/apt.sh
 
 install_tools() {
     local have
@@ -310,9 +304,8 @@ step "adiantum disk-image example: encrypt, decrypt and verify a scratch image"
 cargo run --quiet -p adiantum-simd --example disk_image -- selftest 2>&1 | tail -n 1
 
 step "cargo package: each publishable crate built from its .crate file"
-# benches, testkit, cttrace and ctcheck are publish = false. Our crates' path dependencies on
-# each other resolve to the packages being made, not to the crates.io crates
-# of the same names (sm4, sm3, chacha, adiantum belong to other owners).
+# benches, testkit, cttrace and ctcheck are publish = false. Our crates'
+# path dependencies on each other resolve to the packages being made.
 # --allow-dirty: a local run with uncommitted changes checks them too.
 cargo package --workspace --exclude benches --exclude testkit --exclude cttrace --exclude ctcheck --allow-dirty --quiet
 

@@ -17,7 +17,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::crypto::CryptoProvider;
+mod common;
+use common::select;
 use rustls::{ServerConfig, ServerConnection};
 
 struct Args {
@@ -65,35 +66,6 @@ fn args() -> Result<Args, String> {
         );
     }
     Ok(a)
-}
-
-/// The provider with only the named suites and groups, in that order.
-fn select(
-    mut p: CryptoProvider,
-    suites: Option<&str>,
-    groups: Option<&str>,
-) -> Result<CryptoProvider, String> {
-    if let Some(list) = suites {
-        let all = std::mem::take(&mut p.cipher_suites);
-        for name in list.split(',') {
-            let s = all
-                .iter()
-                .find(|s| rustls_sm::suite_name(s.suite()).eq_ignore_ascii_case(name))
-                .ok_or(format!("no suite {name}"))?;
-            p.cipher_suites.push(*s);
-        }
-    }
-    if let Some(list) = groups {
-        let all = std::mem::take(&mut p.kx_groups);
-        for name in list.split(',') {
-            let g = all
-                .iter()
-                .find(|g| rustls_sm::group_name(g.name()).eq_ignore_ascii_case(name))
-                .ok_or(format!("no group {name}"))?;
-            p.kx_groups.push(*g);
-        }
-    }
-    Ok(p)
 }
 
 fn config(a: &Args) -> Result<Arc<ServerConfig>, Box<dyn std::error::Error>> {

@@ -9,15 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-apt_updated=0
-apt_install() {
-    if [ $apt_updated = 0 ]; then
-        as_root apt-get update -qq
-        apt_updated=1
-    fi
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
-}
+# shellcheck source=scripts/apt.sh
+source scripts/apt.sh
 fail() {
     echo "interop: FAIL: $*" >&2
     exit 1
