@@ -476,7 +476,67 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
     unsafe { _mm_storeu_si128(out.cast(), v) };
 }
 
-super::x86::x86_entry_points!(features = "avx2,aes", cpu = "AVX2 and AES-NI", group = 8);
+/// The 32 rounds on up to four blocks in the lanes of four xmm registers
+/// (word `i` of each lane's block in register `i`, state `X = M1·x`): the
+/// round of [`groups`] on one 128-bit lane, one `AESENCLAST` per round and
+/// no lane crossing. Two to four blocks take one group of eight half the
+/// work (on CPUs whose 256-bit operations are two 128-bit halves, like
+/// Zen 2, all of it).
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+fn rounds_xmm(km: &[u32; 32], x: [__m128i; 4]) -> [__m128i; 4] {
+    let [mut x0, mut x1, mut x2, mut x3] = x;
+    let sh = rotations().map(|v| _mm256_castsi256_si128(v));
+    let t = |t: &[i8; 16]| _mm256_castsi256_si128(table(t));
+    let (sd_lo, sd_hi, se_lo, se_hi) = (t(&SD_LO), t(&SD_HI), t(&SE_LO), t(&SE_HI));
+    let unshift = t(&INV_SHIFT_ROWS);
+    let m = _mm_set1_epi8(0x0f);
+    // `a ^ T(b ^ pk)`, `pk` the other two words and the round key, ready
+    // before `b` (the previous round's output) is.
+    let round = |a: __m128i, b: __m128i, pk: __m128i| {
+        let y = _mm_shuffle_epi8(_mm_xor_si128(b, pk), unshift);
+        let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
+        let l = _mm_and_si128(z, m);
+        let h = _mm_and_si128(_mm_srli_epi32::<4>(z), m);
+        let sd = _mm_xor_si128(_mm_shuffle_epi8(sd_lo, l), _mm_shuffle_epi8(sd_hi, h));
+        let se = _mm_xor_si128(_mm_shuffle_epi8(se_lo, l), _mm_shuffle_epi8(se_hi, h));
+        let u = _mm_xor_si128(_mm_shuffle_epi8(sd, sh[0]), _mm_shuffle_epi8(sd, sh[1]));
+        // sA = sD ^ sE (see `SA_LO`), folded into `a` beside the rotations.
+        let v = _mm_xor_si128(_mm_shuffle_epi8(se, sh[2]), opaque(_mm_xor_si128(a, sd)));
+        _mm_xor_si128(_mm_xor_si128(u, v), se)
+    };
+    let k = |r: usize| _mm_set1_epi32(km[r] as i32);
+    for r in (0..32).step_by(4) {
+        let p = _mm_xor_si128(x2, x3);
+        x0 = round(x0, x1, _mm_xor_si128(p, k(r)));
+        x1 = round(x1, x0, _mm_xor_si128(p, k(r + 1)));
+        let p = _mm_xor_si128(x0, x1);
+        x2 = round(x2, x3, _mm_xor_si128(p, k(r + 2)));
+        x3 = round(x3, x2, _mm_xor_si128(p, k(r + 3)));
+    }
+    [x0, x1, x2, x3]
+}
+
+/// The bytewise map `x -> T_lo[x & 15] ^ T_hi[x >> 4]`, for the lane paths.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn map_xmm(x: __m128i, (lo, hi): (&[i8; 16], &[i8; 16])) -> __m128i {
+    nibble_map128(x, lo, hi)
+}
+
+/// `M1` and its inverse as nibble-table pairs (see [`map_xmm`]).
+const PRE: (&[i8; 16], &[i8; 16]) = (&M1_LO, &M1_HI);
+const PRE_INV: (&[i8; 16], &[i8; 16]) = (&M1_INV_LO, &M1_INV_HI);
+
+super::x86::few_lanes!("avx2,aes");
+
+super::x86::x86_entry_points!(
+    features = "avx2,aes",
+    cpu = "AVX2 and AES-NI",
+    group = 8,
+    batch = groups::<4>,
+    lanes = few
+);
 
 crate::kernel::kernel_token! {
     features = "avx2,aes", single = crypt_block;

@@ -747,14 +747,14 @@ crate::kernel::kernel_token! {
     fn crypt_stage_xor(
         self,
         rk: &[u32; 32],
-        stage: &crate::kernel::Stage,
+        stage: &[crate::block::Blk],
         data: cipher::InOutBuf<'_, '_, crate::block::Blk>,
     ) -> bool {
-        if data.len() != crate::kernel::STAGE {
+        if data.len() != crate::kernel::STAGE || stage.len() != crate::kernel::STAGE {
             return false;
         }
         let (i, o) = data.into_raw();
-        let s = stage.0.as_ptr().cast::<u8>();
+        let s = stage.as_ptr().cast::<u8>();
         // SAFETY: the token exists only inside the `gfni` runner; the
         // stage and `data` hold 64 blocks each, `data`'s in and out
         // equal or disjoint, the stage apart from both.

@@ -338,9 +338,9 @@ pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize
 /// The CPU must support NEON.
 #[inline]
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut crate::kernel::Stage, n: usize) {
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut [Blk], n: usize) {
     // SAFETY: the caller guarantees the features.
-    unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
+    unsafe { crypt_blocks(rk, (&mut stage[..n]).into()) }
 }
 
 #[cfg(test)]

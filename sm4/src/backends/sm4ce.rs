@@ -630,9 +630,9 @@ pub(crate) unsafe fn crypt_lanes(rk: &[u32; 32], blocks: &mut [Blk; 4], n: usize
 /// The CPU must support NEON and the SM4 instructions.
 #[inline]
 #[target_feature(enable = "neon,sm4")]
-pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut crate::kernel::Stage, n: usize) {
+pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut [Blk], n: usize) {
     // SAFETY: the caller guarantees the features.
-    unsafe { crypt_blocks(rk, (&mut stage.0[..n]).into()) }
+    unsafe { crypt_blocks(rk, (&mut stage[..n]).into()) }
 }
 
 crate::kernel::kernel_token! {
@@ -656,7 +656,7 @@ crate::kernel::kernel_token! {
         if crate::ct::counter_carries(c, n) || extra.len() > 4 {
             // The low half carries (once in 2^64 blocks; a public answer,
             // declassified in `ct`).
-            return crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage.get());
+            return crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage);
         }
         let (i, o) = blocks.into_raw();
         // SAFETY: the token exists only inside the `sm4ce` runner;

@@ -22,7 +22,7 @@
 //! and `CipherBackend` are at the end.
 
 use crate::block::{Blk, one};
-use crate::kernel::{Kernel, Stage};
+use crate::kernel::Kernel;
 use cipher::{
     Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, InOut, InOutBuf,
     ParBlocks as CipherParBlocks, ParBlocksSizeUser, consts::U16,
@@ -528,8 +528,8 @@ impl Kernel for Token {
     const FREE_LANES: bool = false;
 
     #[inline(always)]
-    fn crypt_stage(self, rk: &[u32; 32], stage: &mut Stage, n: usize) {
-        crypt_blocks(rk, (&mut stage.0[..n]).into());
+    fn crypt_stage(self, rk: &[u32; 32], stage: &mut [Blk], n: usize) {
+        crypt_blocks(rk, (&mut stage[..n]).into());
     }
     #[inline(always)]
     fn crypt_block(self, rk: &[u32; 32], block: &mut Blk) {

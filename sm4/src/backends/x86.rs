@@ -172,6 +172,16 @@ pub(crate) mod zmm {
 /// (`M1` and its inverse).
 macro_rules! lane_paths {
     ($features:literal) => {
+        $crate::backends::x86::few_lanes!($features);
+        $crate::backends::x86::chain_paths!($features);
+    };
+}
+
+/// `few::<N>` alone (two to four blocks in the lanes of `rounds_xmm`), for
+/// a kernel whose chains keep their own single-block path (`avx`: its lane
+/// rounds need a shuffle more per round than its broadcast single block).
+macro_rules! few_lanes {
+    ($features:literal) => {
         /// Two to four blocks at the single-block latency: block `b` in
         /// lane `b` of the four word registers of `rounds_xmm`.
         ///
@@ -189,7 +199,12 @@ macro_rules! lane_paths {
             // SAFETY: `N` writable blocks.
             unsafe { store_lanes::<N>(out, z) };
         }
+    };
+}
 
+/// `crypt_values` and `chain` over `rounds_xmm` (see [`lane_paths!`]).
+macro_rules! chain_paths {
+    ($features:literal) => {
         /// `Kernel::crypt_values`: four blocks given as values go to the
         /// lanes in registers, not through stores that the lane path's
         /// loads could not take their data from.
@@ -392,14 +407,14 @@ macro_rules! x86_entry_points {
         #[doc = concat!("The CPU supports ", $cpu, ".")]
         #[inline]
         #[target_feature(enable = $features)]
-        pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut $crate::kernel::Stage, n: usize) {
+        pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut [$crate::block::Blk], n: usize) {
             const BATCH: usize = 4 * $group;
-            const _: () = assert!($crate::kernel::STAGE % BATCH == 0);
-            debug_assert!((1..=$crate::kernel::STAGE).contains(&n));
-            let p = stage.0.as_mut_ptr().cast::<u8>();
-            // SAFETY: (every call) the stage holds STAGE blocks; a batch or
-            // group run starts at a multiple of BATCH and ends at most at
-            // the next one, which STAGE is a multiple of.
+            // The runs end at most at `n` rounded up to whole groups.
+            assert!(n >= 1 && n.next_multiple_of($group) <= stage.len());
+            let p = stage.as_mut_ptr().cast::<u8>();
+            // SAFETY: (every call) a batch run ends at most at `n`, a group
+            // run at most at `n` rounded up to whole groups, which the
+            // stage holds (asserted above).
             unsafe {
                 match n {
                     1 => return one(rk, p, p),
@@ -520,11 +535,14 @@ macro_rules! fused_ctr_hook {
             stage: &mut $crate::kernel::LazyStage,
         ) {
             const BATCH: usize = 32;
+            const GROUP: usize = 8;
             let n = blocks.len();
-            let full = n / BATCH * BATCH;
+            // Whole batches, then whole groups of eight (a 16-block message
+            // skips the stage: no counter fill, copy or separate XOR).
+            let full = n / GROUP * GROUP;
             if full == 0 || extra.len() > 4 || $crate::ct::counter_carries(c, full) {
                 // (The low half carries once in 2^64 blocks; declassified.)
-                return $crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage.get());
+                return $crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage);
             }
             let (head, rest) = blocks.split_at(full);
             let (i, o) = head.into_raw();
@@ -539,16 +557,31 @@ macro_rules! fused_ctr_hook {
                     o.cast(),
                     full / BATCH,
                     &mut |_| {}
-                )
+                );
+                let off = full / BATCH * BATCH;
+                let (i, o, c) = (
+                    i.cast::<u8>().add(16 * off),
+                    o.cast::<u8>().add(16 * off),
+                    c.wrapping_add(off as u128),
+                );
+                match (full - off) / GROUP {
+                    1 => groups_with::<1, true>(rk, i, o, c, &mut |_| {}),
+                    2 => groups_with::<2, true>(rk, i, o, c, &mut |_| {}),
+                    3 => groups_with::<3, true>(rk, i, o, c, &mut |_| {}),
+                    _ => {}
+                }
             };
             let c = c.wrapping_add(full as u128);
             if rest.is_empty() {
                 $crate::kernel::crypt_extras(self, rk, extra);
             } else {
-                $crate::kernel::ctr_stages(self, rk, c, rest, extra, stage.get());
+                $crate::kernel::ctr_stages(self, rk, c, rest, extra, stage);
             }
         }
     };
 }
 
-pub(crate) use {fused_ctr, fused_ctr_hook, lane_hooks, lane_paths, mode_hooks, x86_entry_points};
+pub(crate) use {
+    chain_paths, few_lanes, fused_ctr, fused_ctr_hook, lane_hooks, lane_paths, mode_hooks,
+    x86_entry_points,
+};

@@ -280,7 +280,7 @@ fn xts_blocks<K: Kernel, O: TweakOrder>(
             continue;
         }
         debug_assert!(!tweaks_only, "XTS_FOLDS without crypt_stage_xts");
-        k.crypt_stage(rk, &mut stage, n);
+        k.crypt_stage(rk, &mut stage.0, n);
         let out = InOutBuf::new(&stage.0[..n], chunk).expect("equal lengths");
         k.xor_into(out, &tweaks.0[..n]);
     }
@@ -388,7 +388,7 @@ impl<O: TweakOrder> KernelClosure for Job<Sectors<'_>, O> {
                 for (i, b) in firsts.0[..ready].iter_mut().enumerate() {
                     *b = (first + (started + i) as u128).to_le_bytes().into();
                 }
-                k.crypt_stage(tweak_rk, &mut firsts, ready);
+                k.crypt_stage(tweak_rk, &mut firsts.0, ready);
                 taken = 0;
             }
             taken += 1;
