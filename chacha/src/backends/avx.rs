@@ -373,6 +373,30 @@ fn dround8(x: &mut [__m256i; 16], spill: &mut __m256i) {
 /// masks in `{m16}` and `{m8}`.
 #[rustfmt::skip]
 macro_rules! quarter_mem {
+    // Word b in register `$b` for the whole pass (no load or store).
+    (reg_b $a:literal, $b:literal, $c:literal, $d:literal, $t:literal,
+     $oc:literal, $od:literal) => {
+        concat!(
+            "vpaddd ", $a, ", ", $a, ", ", $b, "\n",
+            "vpxor ", $d, ", ", $a, ", ymmword ptr [{st} + ", $od, "]\n",
+            "vpshufb ", $d, ", ", $d, ", {m16}\n",
+            "vpaddd ", $c, ", ", $d, ", ymmword ptr [{st} + ", $oc, "]\n",
+            "vpxor ", $b, ", ", $b, ", ", $c, "\n",
+            "vpsrld ", $t, ", ", $b, ", 20\n",
+            "vpslld ", $b, ", ", $b, ", 12\n",
+            "vpor ", $b, ", ", $b, ", ", $t, "\n",
+            "vpaddd ", $a, ", ", $a, ", ", $b, "\n",
+            "vpxor ", $d, ", ", $d, ", ", $a, "\n",
+            "vpshufb ", $d, ", ", $d, ", {m8}\n",
+            "vpaddd ", $c, ", ", $c, ", ", $d, "\n",
+            "vmovdqa ymmword ptr [{st} + ", $od, "], ", $d, "\n",
+            "vpxor ", $b, ", ", $b, ", ", $c, "\n",
+            "vmovdqa ymmword ptr [{st} + ", $oc, "], ", $c, "\n",
+            "vpsrld ", $t, ", ", $b, ", 25\n",
+            "vpslld ", $b, ", ", $b, ", 7\n",
+            "vpor ", $b, ", ", $b, ", ", $t, "\n",
+        )
+    };
     ($a:literal, $b:literal, $c:literal, $d:literal, $t:literal,
      $ob:literal, $oc:literal, $od:literal) => {
         concat!(
@@ -415,6 +439,7 @@ macro_rules! quarter_mem {
 fn dround16(
     a: &mut [__m256i; 4],
     e: &mut [__m256i; 4],
+    b: &mut [__m256i; 2],
     st: &mut [[__m256i; 16]; 2],
     rot: [__m256i; 2],
 ) {
@@ -425,22 +450,22 @@ fn dround16(
     // `__m256i`, 32-byte aligned).
     unsafe {
         core::arch::asm!(
-            quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 128, 256, 384),
+            quarter_mem!(reg_b "{a0}", "{b0}", "{t1}", "{t2}", "{t3}", 256, 384),
             quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 288, 416),
             quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 320, 448),
             quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 352, 480),
-            quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 640, 768, 896),
+            quarter_mem!(reg_b "{e0}", "{b1}", "{t1}", "{t2}", "{t3}", 768, 896),
             quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 800, 928),
             quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 832, 960),
             quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 864, 992),
             quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
             quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
             quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
-            quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 128, 288, 448),
+            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
             quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
             quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
             quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
-            quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 640, 800, 960),
+            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
             a0 = inout(ymm_reg) a[0],
             a1 = inout(ymm_reg) a[1],
             a2 = inout(ymm_reg) a[2],
@@ -449,6 +474,8 @@ fn dround16(
             e1 = inout(ymm_reg) e[1],
             e2 = inout(ymm_reg) e[2],
             e3 = inout(ymm_reg) e[3],
+            b0 = inout(ymm_reg) b[0],
+            b1 = inout(ymm_reg) b[1],
             t0 = out(ymm_reg) t0,
             t1 = out(ymm_reg) t1,
             t2 = out(ymm_reg) t2,
@@ -468,6 +495,7 @@ fn dround16(
 fn dround16_diag(
     a: &mut [__m256i; 4],
     e: &mut [__m256i; 4],
+    b: &mut [__m256i; 2],
     st: &mut [[__m256i; 16]; 2],
     rot: [__m256i; 2],
 ) {
@@ -481,11 +509,11 @@ fn dround16_diag(
             quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
             quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
             quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
-            quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 128, 288, 448),
+            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
             quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
             quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
             quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
-            quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 640, 800, 960),
+            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
             a0 = inout(ymm_reg) a[0],
             a1 = inout(ymm_reg) a[1],
             a2 = inout(ymm_reg) a[2],
@@ -494,6 +522,8 @@ fn dround16_diag(
             e1 = inout(ymm_reg) e[1],
             e2 = inout(ymm_reg) e[2],
             e3 = inout(ymm_reg) e[3],
+            b0 = inout(ymm_reg) b[0],
+            b1 = inout(ymm_reg) b[1],
             t0 = out(ymm_reg) t0,
             t1 = out(ymm_reg) t1,
             t2 = out(ymm_reg) t2,
@@ -560,15 +590,17 @@ unsafe fn pass16(
     }
     let mut a = [st[0][0], st[0][1], st[0][2], st[0][3]];
     let mut e = [st[1][0], st[1][1], st[1][2], st[1][3]];
+    let mut b = [st[0][4], st[1][4]];
     if rounds < dr {
-        dround16_diag(&mut a, &mut e, &mut st, rot);
+        dround16_diag(&mut a, &mut e, &mut b, &mut st, rot);
     }
     align_loop!();
     for _ in 0..rounds {
-        dround16(&mut a, &mut e, &mut st, rot);
+        dround16(&mut a, &mut e, &mut b, &mut st, rot);
     }
     st[0][..4].copy_from_slice(&a);
     st[1][..4].copy_from_slice(&e);
+    (st[0][4], st[1][4]) = (b[0], b[1]);
     // SAFETY: blocks 0..8 and 8..16 lie inside the caller's 1024 bytes.
     unsafe {
         finish8::<false>(&st[0], &v0, inp, out, 8, core::ptr::null_mut());
