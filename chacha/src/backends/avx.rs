@@ -1,6 +1,8 @@
 //! x86_64 AVX2 backend: 16 blocks per pass as two 8-block states (each
-//! transposed across the eight 32-bit lanes of ymm registers; words 0-3 in
-//! registers, the rest in memory, the double round in inline assembly),
+//! transposed across the eight 32-bit lanes of ymm registers; words 0-4 in
+//! registers, the rest in memory, the double round in inline assembly, the
+//! first column round's three counter-independent quarter rounds computed
+//! once per message),
 //! 8 blocks per pass with one state in all sixteen ymm registers,
 //! 2- and 4-block row-layout ymm passes and a 1-block row-layout xmm path
 //! for short inputs and tails.
@@ -425,15 +427,18 @@ macro_rules! quarter_mem {
 }
 
 /// One double round on two transposed 8-block states (16 blocks), in
-/// inline assembly. Words 0-3 of both sets (`a`, `e`) stay in registers;
-/// words 4-15 live in `st` (set 0 at byte 0, set 1 at byte 512) and each
-/// quarter round loads and stores them through four scratch registers
-/// (renaming keeps the quarter rounds independent); the byte-rotation
-/// masks `rot` ([`ROT16`], [`ROT8`]) are in registers. The loads and
-/// stores run on ports of their own, and eight independent quarter-round
-/// chains per half round (against four in [`dround8`]) keep the three
-/// vector ALU ports busier: 100-105 cycles per double round in a harness,
-/// against 2 x 59.5 for [`dround8`].
+/// inline assembly. Words 0-3 of both sets (`a`, `e`) and word 4 (`b`,
+/// in the two registers the rest leaves free; it is word b of one column
+/// and one diagonal quarter round) stay in registers; words 5-15 live in
+/// `st` (set 0 at byte 0, set 1 at byte 512; the copies of word 4 there
+/// are stale until the pass ends) and each quarter round loads and stores
+/// them through four scratch registers (renaming keeps the quarter rounds
+/// independent); the byte-rotation masks `rot` ([`ROT16`], [`ROT8`]) are
+/// in registers. The loads and stores run on ports of their own, and
+/// eight independent quarter-round chains per half round (against four in
+/// [`dround8`]) keep the vector ALU ports busier: on Golden Cove 100-105
+/// cycles per double round in a harness (word 4 in memory), against 2 x
+/// 59.5 for [`dround8`]; on Zen 4 90-92 against 2 x 50.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn dround16(
