@@ -1,6 +1,8 @@
 //! x86_64 AVX2 backend: 16 blocks per pass as two 8-block states (each
-//! transposed across the eight 32-bit lanes of ymm registers; words 0-3 in
-//! registers, the rest in memory, the double round in inline assembly),
+//! transposed across the eight 32-bit lanes of ymm registers; words 0-4 in
+//! registers, the rest in memory, the double round in inline assembly, the
+//! first column round's three counter-independent quarter rounds computed
+//! once per message),
 //! 8 blocks per pass with one state in all sixteen ymm registers,
 //! 2- and 4-block row-layout ymm passes and a 1-block row-layout xmm path
 //! for short inputs and tails.
@@ -373,6 +375,30 @@ fn dround8(x: &mut [__m256i; 16], spill: &mut __m256i) {
 /// masks in `{m16}` and `{m8}`.
 #[rustfmt::skip]
 macro_rules! quarter_mem {
+    // Word b in register `$b` for the whole pass (no load or store).
+    (reg_b $a:literal, $b:literal, $c:literal, $d:literal, $t:literal,
+     $oc:literal, $od:literal) => {
+        concat!(
+            "vpaddd ", $a, ", ", $a, ", ", $b, "\n",
+            "vpxor ", $d, ", ", $a, ", ymmword ptr [{st} + ", $od, "]\n",
+            "vpshufb ", $d, ", ", $d, ", {m16}\n",
+            "vpaddd ", $c, ", ", $d, ", ymmword ptr [{st} + ", $oc, "]\n",
+            "vpxor ", $b, ", ", $b, ", ", $c, "\n",
+            "vpsrld ", $t, ", ", $b, ", 20\n",
+            "vpslld ", $b, ", ", $b, ", 12\n",
+            "vpor ", $b, ", ", $b, ", ", $t, "\n",
+            "vpaddd ", $a, ", ", $a, ", ", $b, "\n",
+            "vpxor ", $d, ", ", $d, ", ", $a, "\n",
+            "vpshufb ", $d, ", ", $d, ", {m8}\n",
+            "vpaddd ", $c, ", ", $c, ", ", $d, "\n",
+            "vmovdqa ymmword ptr [{st} + ", $od, "], ", $d, "\n",
+            "vpxor ", $b, ", ", $b, ", ", $c, "\n",
+            "vmovdqa ymmword ptr [{st} + ", $oc, "], ", $c, "\n",
+            "vpsrld ", $t, ", ", $b, ", 25\n",
+            "vpslld ", $b, ", ", $b, ", 7\n",
+            "vpor ", $b, ", ", $b, ", ", $t, "\n",
+        )
+    };
     ($a:literal, $b:literal, $c:literal, $d:literal, $t:literal,
      $ob:literal, $oc:literal, $od:literal) => {
         concat!(
@@ -401,20 +427,24 @@ macro_rules! quarter_mem {
 }
 
 /// One double round on two transposed 8-block states (16 blocks), in
-/// inline assembly. Words 0-3 of both sets (`a`, `e`) stay in registers;
-/// words 4-15 live in `st` (set 0 at byte 0, set 1 at byte 512) and each
-/// quarter round loads and stores them through four scratch registers
-/// (renaming keeps the quarter rounds independent); the byte-rotation
-/// masks `rot` ([`ROT16`], [`ROT8`]) are in registers. The loads and
-/// stores run on ports of their own, and eight independent quarter-round
-/// chains per half round (against four in [`dround8`]) keep the three
-/// vector ALU ports busier: 100-105 cycles per double round in a harness,
-/// against 2 x 59.5 for [`dround8`].
+/// inline assembly. Words 0-3 of both sets (`a`, `e`) and word 4 (`b`,
+/// in the two registers the rest leaves free; it is word b of one column
+/// and one diagonal quarter round) stay in registers; words 5-15 live in
+/// `st` (set 0 at byte 0, set 1 at byte 512; the copies of word 4 there
+/// are stale until the pass ends) and each quarter round loads and stores
+/// them through four scratch registers (renaming keeps the quarter rounds
+/// independent); the byte-rotation masks `rot` ([`ROT16`], [`ROT8`]) are
+/// in registers. The loads and stores run on ports of their own, and
+/// eight independent quarter-round chains per half round (against four in
+/// [`dround8`]) keep the vector ALU ports busier: on Golden Cove 100-105
+/// cycles per double round in a harness (word 4 in memory), against 2 x
+/// 59.5 for [`dround8`]; on Zen 4 90-92 against 2 x 50.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn dround16(
     a: &mut [__m256i; 4],
     e: &mut [__m256i; 4],
+    b: &mut [__m256i; 2],
     st: &mut [[__m256i; 16]; 2],
     rot: [__m256i; 2],
 ) {
@@ -425,22 +455,22 @@ fn dround16(
     // `__m256i`, 32-byte aligned).
     unsafe {
         core::arch::asm!(
-            quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 128, 256, 384),
+            quarter_mem!(reg_b "{a0}", "{b0}", "{t1}", "{t2}", "{t3}", 256, 384),
             quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 288, 416),
             quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 320, 448),
             quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 352, 480),
-            quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 640, 768, 896),
+            quarter_mem!(reg_b "{e0}", "{b1}", "{t1}", "{t2}", "{t3}", 768, 896),
             quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 800, 928),
             quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 832, 960),
             quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 864, 992),
             quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
             quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
             quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
-            quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 128, 288, 448),
+            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
             quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
             quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
             quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
-            quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 640, 800, 960),
+            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
             a0 = inout(ymm_reg) a[0],
             a1 = inout(ymm_reg) a[1],
             a2 = inout(ymm_reg) a[2],
@@ -449,6 +479,56 @@ fn dround16(
             e1 = inout(ymm_reg) e[1],
             e2 = inout(ymm_reg) e[2],
             e3 = inout(ymm_reg) e[3],
+            b0 = inout(ymm_reg) b[0],
+            b1 = inout(ymm_reg) b[1],
+            t0 = out(ymm_reg) t0,
+            t1 = out(ymm_reg) t1,
+            t2 = out(ymm_reg) t2,
+            t3 = out(ymm_reg) t3,
+            st = in(reg) p,
+            m16 = in(ymm_reg) rot[0],
+            m8 = in(ymm_reg) rot[1],
+            options(nostack, preserves_flags),
+        );
+    }
+    let _ = (t0, t1, t2, t3);
+}
+
+/// The diagonal round of [`dround16`] alone.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn dround16_diag(
+    a: &mut [__m256i; 4],
+    e: &mut [__m256i; 4],
+    b: &mut [__m256i; 2],
+    st: &mut [[__m256i; 16]; 2],
+    rot: [__m256i; 2],
+) {
+    let p: *mut [__m256i; 16] = st.as_mut_ptr();
+    let (t0, t1, t2, t3): (__m256i, __m256i, __m256i, __m256i);
+    // SAFETY: AVX2 instructions (this function's target feature) on
+    // registers and the 1024 bytes of `st` (two contiguous arrays of
+    // `__m256i`, 32-byte aligned).
+    unsafe {
+        core::arch::asm!(
+            quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
+            quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
+            quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
+            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
+            quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
+            quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
+            quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
+            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
+            a0 = inout(ymm_reg) a[0],
+            a1 = inout(ymm_reg) a[1],
+            a2 = inout(ymm_reg) a[2],
+            a3 = inout(ymm_reg) a[3],
+            e0 = inout(ymm_reg) e[0],
+            e1 = inout(ymm_reg) e[1],
+            e2 = inout(ymm_reg) e[2],
+            e3 = inout(ymm_reg) e[3],
+            b0 = inout(ymm_reg) b[0],
+            b1 = inout(ymm_reg) b[1],
             t0 = out(ymm_reg) t0,
             t1 = out(ymm_reg) t1,
             t2 = out(ymm_reg) t2,
@@ -469,14 +549,19 @@ fn dround16(
 /// `inp` and `out` valid for 1024 bytes; AVX2 available.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u8, out: *mut u8) {
+unsafe fn pass16(
+    s: &[u32; 16],
+    w: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+) {
     let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
     let v0 = splat8(s, &lo, &hi);
     let (lo, hi) = lane_counters::<8>(ctr.wrapping_add(8), legacy, s[13]);
     let v1 = splat8(s, &lo, &hi);
-    let mut st = [v0, v1];
-    let mut a = [v0[0], v0[1], v0[2], v0[3]];
-    let mut e = [v1[0], v1[1], v1[2], v1[3]];
     // SAFETY: 32-byte unaligned loads of the two 32-byte static masks.
     let rot = unsafe {
         [
@@ -484,12 +569,43 @@ unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
             _mm256_loadu_si256(ROT8.as_ptr().cast()),
         ]
     };
+    let mut st;
+    let mut rounds = dr;
+    if legacy {
+        st = [v0, v1];
+    } else {
+        // Quarter rounds 1-3 of the first column round came with `w`;
+        // quarter round 0 (the counter's) here, then the diagonal round.
+        let pre = splat8(w, &lo, &hi);
+        st = [pre, pre];
+        for (set, v) in st.iter_mut().zip([&v0, &v1]) {
+            set[13] = _mm256_set1_epi32(w[13] as i32);
+            let (mut a, mut b, mut c, mut d) = (set[0], set[4], set[8], v[12]);
+            a = add8(a, b);
+            d = r16_8(xor8(d, a));
+            c = add8(c, d);
+            b = r12_8(xor8(b, c));
+            a = add8(a, b);
+            d = r8_8(xor8(d, a));
+            c = add8(c, d);
+            b = r7_8(xor8(b, c));
+            (set[0], set[4], set[8], set[12]) = (a, b, c, d);
+        }
+        rounds -= 1;
+    }
+    let mut a = [st[0][0], st[0][1], st[0][2], st[0][3]];
+    let mut e = [st[1][0], st[1][1], st[1][2], st[1][3]];
+    let mut b = [st[0][4], st[1][4]];
+    if rounds < dr {
+        dround16_diag(&mut a, &mut e, &mut b, &mut st, rot);
+    }
     align_loop!();
-    for _ in 0..dr {
-        dround16(&mut a, &mut e, &mut st, rot);
+    for _ in 0..rounds {
+        dround16(&mut a, &mut e, &mut b, &mut st, rot);
     }
     st[0][..4].copy_from_slice(&a);
     st[1][..4].copy_from_slice(&e);
+    (st[0][4], st[1][4]) = (b[0], b[1]);
     // SAFETY: blocks 0..8 and 8..16 lie inside the caller's 1024 bytes.
     unsafe {
         finish8::<false>(&st[0], &v0, inp, out, 8, core::ptr::null_mut());
@@ -502,6 +618,21 @@ unsafe fn pass16(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, inp: *const u
             core::ptr::null_mut(),
         );
     }
+}
+
+/// The state after quarter rounds 1-3 of the first column round, which
+/// do not read the block counter (word 12; in the RFC 8439 layout word 13
+/// is a nonce word), for every pass of a message (`s` itself for the
+/// legacy layout).
+#[inline]
+fn first_column(s: &[u32; 16], legacy: bool) -> [u32; 16] {
+    let mut w = *s;
+    if !legacy {
+        super::rounds::quarter_words(&mut w, 1, 5, 9, 13);
+        super::rounds::quarter_words(&mut w, 2, 6, 10, 14);
+        super::rounds::quarter_words(&mut w, 3, 7, 11, 15);
+    }
+    w
 }
 
 /// Up to 8 blocks (`n` in 1..=8) with counters `ctr..ctr + n`; with `KS`
@@ -871,11 +1002,15 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
+    // (Three quarter rounds on words: computed only for messages that
+    // use them.)
+    let w = if n >= 16 { first_column(s, legacy) } else { *s };
     while n - i >= 16 {
         // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
         unsafe {
             pass16(
                 s,
+                &w,
                 ctr.wrapping_add(i as u64),
                 legacy,
                 dr,

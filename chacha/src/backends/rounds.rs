@@ -131,3 +131,17 @@ macro_rules! quarter4 {
 
 #[allow(unused_imports)]
 pub(crate) use {double_round, quarter4, row_double_round};
+
+/// One quarter round on words `a`, `b`, `c` and `d` of a state.
+#[allow(dead_code)]
+#[inline(always)]
+pub(crate) fn quarter_words(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(16);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(12);
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(8);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(7);
+}
