@@ -28,6 +28,8 @@
 //! (`crate::simd::x86`), the contract and what the x86 kernels share
 //! (`backends::x86`); its `impl Kernel` is the `kernel_token!` at the end.
 
+use crate::block::Blk;
+use crate::kernel::{LazyStage, cbc_stages, cfb_stages};
 use crate::simd::x86::ymm;
 use core::arch::x86_64::*;
 
@@ -388,12 +390,10 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     ctr: u128,
     side: &mut impl FnMut(usize),
 ) {
-    let sh = rotations();
-    let mut x = [[_mm256_setzero_si256(); 4]; G];
     let pair = ymm::ctr_pair(ctr);
-    for (g, xg) in x.iter_mut().enumerate() {
-        let mut z = [_mm256_setzero_si256(); 4];
-        for (i, zi) in z.iter_mut().enumerate() {
+    let mut z = [[_mm256_setzero_si256(); 4]; G];
+    for (g, zg) in z.iter_mut().enumerate() {
+        for (i, zi) in zg.iter_mut().enumerate() {
             *zi = if CTR {
                 ymm::ctr_blocks(pair, 8 * g + 2 * i)
             } else {
@@ -401,8 +401,37 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
                 unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }
             };
         }
-        *xg = transpose(z);
     }
+    let z = crypt_groups(km, z, side);
+    for (g, zg) in z.iter().enumerate() {
+        for (i, zi) in zg.iter().enumerate() {
+            let off = 128 * g + 32 * i;
+            let mut v = *zi;
+            if CTR {
+                // SAFETY: in bounds by the caller's contract; read before
+                // `out` over it is written.
+                v = _mm256_xor_si256(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
+            }
+            // SAFETY: in bounds by the caller's contract.
+            unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
+        }
+    }
+}
+
+/// The 32 rounds on `G` groups of eight blocks given as four registers of
+/// two blocks each (`z[g][i]` = blocks `8g + 2i`, `8g + 2i + 1`), returned
+/// in the same form: transposed to words, mapped to the AES-field basis,
+/// the rounds (with `side` after rounds 16 and 32), mapped back and
+/// transposed back.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+fn crypt_groups<const G: usize>(
+    km: &[u32; 32],
+    z: [[__m256i; 4]; G],
+    side: &mut impl FnMut(usize),
+) -> [[__m256i; 4]; G] {
+    let sh = rotations();
+    let mut x = z.map(|zg| transpose(zg));
     let [mut x0, mut x1, mut x2, mut x3] = [[_mm256_setzero_si256(); G]; 4];
     let (m1_lo, m1_hi) = (table(&M1_LO), table(&M1_HI));
     for g in 0..G {
@@ -425,18 +454,71 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     for g in 0..G {
         x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| nibble_map(w, inv_lo, inv_hi));
     }
-    for (g, xg) in x.iter().enumerate() {
-        let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
-        for (i, zi) in z.iter().enumerate() {
+    x.map(|xg| transpose([xg[3], xg[2], xg[1], xg[0]]))
+}
+
+/// CBC decryption (`CFB = false`, `km` the decryption schedule:
+/// `out_j = D(in_j) ^ in_(j-1)`) or CFB decryption (`CFB = true`, the
+/// encryption schedule: `out_j = in_j ^ E(in_(j-1))`) of `8 * G` blocks,
+/// `in_(-1) = prev`, with the chaining XORs in the kernel's loads and
+/// stores: no stage, copy or separate XOR pass. Every block the rounds
+/// read is loaded before the first store; CBC's stores run from the last
+/// pair of blocks to the first, so that the ciphertext block each XOR
+/// reads is not yet overwritten when `inp == out`.
+///
+/// # Safety
+/// `inp` is readable and `out` writable for `8 * G` blocks; they are equal
+/// or disjoint.
+#[inline]
+#[target_feature(enable = "avx2,aes")]
+pub(crate) unsafe fn groups_chained<const G: usize, const CFB: bool>(
+    km: &[u32; 32],
+    inp: *const u8,
+    out: *mut u8,
+    prev: &Blk,
+) {
+    // SAFETY: 16 readable bytes each (`prev`, block 0).
+    let (p, b0) = unsafe {
+        (
+            _mm_loadu_si128(prev.as_ptr().cast()),
+            _mm_loadu_si128(inp.cast()),
+        )
+    };
+    // Blocks `2i - 1` and `2i`: the ciphertext pair that pair `i`'s output
+    // XORs (CBC) or encrypts (CFB).
+    let shifted = |off: usize| {
+        if off == 0 {
+            _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(p), b0)
+        } else {
+            // SAFETY: blocks 2i - 1 and 2i are within the `8 * G`.
+            unsafe { _mm256_loadu_si256(inp.add(off - 16).cast()) }
+        }
+    };
+    let mut z = [[_mm256_setzero_si256(); 4]; G];
+    for (g, zg) in z.iter_mut().enumerate() {
+        for (i, zi) in zg.iter_mut().enumerate() {
             let off = 128 * g + 32 * i;
-            let mut v = *zi;
-            if CTR {
-                // SAFETY: in bounds by the caller's contract; read before
-                // `out` over it is written.
-                v = _mm256_xor_si256(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
-            }
+            *zi = if CFB {
+                shifted(off)
+            } else {
+                // SAFETY: in bounds by the caller's contract.
+                unsafe { _mm256_loadu_si256(inp.add(off).cast()) }
+            };
+        }
+    }
+    let z = crypt_groups(km, z, &mut |_| {});
+    for g in (0..G).rev() {
+        for i in (0..4).rev() {
+            let off = 128 * g + 32 * i;
+            let x = if CFB {
+                // SAFETY: in bounds; this pair is not yet stored.
+                unsafe { _mm256_loadu_si256(inp.add(off).cast()) }
+            } else {
+                // Not yet overwritten: the stores run downwards.
+                shifted(off)
+            };
             // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
+            unsafe { _mm256_storeu_si256(out.add(off).cast(), _mm256_xor_si256(z[g][i], x)) };
         }
     }
 }
@@ -545,6 +627,74 @@ crate::kernel::kernel_token! {
     super::x86::mode_hooks!(ymm);
     // The counters made in registers, the XOR in the kernel's stores.
     super::x86::fused_ctr_hook!();
+    // The chaining XORs in the kernel's loads and stores.
+    #[inline(always)]
+    fn cbc_decrypt(
+        self,
+        rk: &[u32; 32],
+        iv: &mut Blk,
+        blocks: InOutBuf<'_, '_, Blk>,
+        stage: &mut LazyStage,
+    ) {
+        let rest = chained_groups::<false>(rk, iv, blocks);
+        if !rest.is_empty() {
+            cbc_stages(self, rk, iv, rest, stage);
+        }
+    }
+    #[inline(always)]
+    fn cfb_decrypt(
+        self,
+        rk: &[u32; 32],
+        iv: &mut Blk,
+        blocks: InOutBuf<'_, '_, Blk>,
+        tail: Option<&mut Blk>,
+        stage: &mut LazyStage,
+    ) {
+        let rest = chained_groups::<true>(rk, iv, blocks);
+        if !rest.is_empty() || tail.is_some() {
+            cfb_stages(self, rk, iv, rest, tail, stage);
+        }
+    }
+}
+
+/// CBC (`CFB = false`) or CFB (`CFB = true`) decryption of the whole groups
+/// of eight at the front of `blocks` through [`groups_chained`], four
+/// groups at a time, `iv` updated; returns the blocks after them.
+#[inline(always)]
+fn chained_groups<'i, 'o, const CFB: bool>(
+    rk: &[u32; 32],
+    iv: &mut Blk,
+    blocks: InOutBuf<'i, 'o, Blk>,
+) -> InOutBuf<'i, 'o, Blk> {
+    let full = blocks.len() / 8 * 8;
+    if full == 0 {
+        return blocks;
+    }
+    let (head, rest) = blocks.split_at(full);
+    let (i, o) = head.into_raw();
+    let (i, o) = (i.cast::<u8>(), o.cast::<u8>());
+    let mut done = 0;
+    while done < full {
+        let g = ((full - done) / 8).min(4);
+        // SAFETY: `head` holds `full` blocks in and out, equal or disjoint;
+        // the call's `8 * g` blocks at `done` are within them; the last
+        // ciphertext block of the call is read before the call can
+        // overwrite it (it chains into the next call). The token that
+        // reaches here exists only inside the `avx` runner (AVX2, AES-NI).
+        unsafe {
+            let (i, o) = (i.add(16 * done), o.add(16 * done));
+            let next = core::ptr::read_unaligned(i.add(16 * (8 * g - 1)).cast::<Blk>());
+            match g {
+                4 => groups_chained::<4, CFB>(rk, i, o, iv),
+                3 => groups_chained::<3, CFB>(rk, i, o, iv),
+                2 => groups_chained::<2, CFB>(rk, i, o, iv),
+                _ => groups_chained::<1, CFB>(rk, i, o, iv),
+            }
+            *iv = next;
+        }
+        done += 8 * g;
+    }
+    rest
 }
 
 #[cfg(test)]
