@@ -6,6 +6,10 @@
 //! `--svg DIR` also writes one chart per algorithm family into DIR
 //! (`speed-sm4.svg`, `speed-sm3.svg`, `speed-chacha.svg`,
 //! `speed-adiantum.svg`), titled with the CPU model and the commit.
+//!
+//! The "AVX2-class CPU" table of `docs/performance.md` (our `avx` backends
+//! beside libgcrypt's, OpenSSL's and libsodium's AVX2 code, alternating
+//! runs) comes from `scripts/avx2-table.sh`, which runs this binary.
 
 fn main() {
     let opts = benches::Options::from_args();
