@@ -426,6 +426,59 @@ macro_rules! quarter_mem {
     };
 }
 
+/// The diagonal half round of [`dround16`] (and of [`dround16_diag`]).
+macro_rules! diagonal16 {
+    () => {
+        concat!(
+            quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
+            quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
+            quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
+            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
+            quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
+            quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
+            quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
+            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
+        )
+    };
+}
+
+/// The assembly of a 16-block round function: `$code` on the registers
+/// and the state memory of [`dround16`] (operands named as in
+/// `quarter_mem!`). Expanded inside a function with AVX2 enabled.
+macro_rules! dround16_asm {
+    ($a:ident, $e:ident, $b:ident, $st:ident, $rot:ident; $code:expr) => {{
+        let p: *mut [__m256i; 16] = $st.as_mut_ptr();
+        let (t0, t1, t2, t3): (__m256i, __m256i, __m256i, __m256i);
+        // SAFETY: AVX2 instructions (the expanding function's target
+        // feature) on registers and the 1024 bytes of `st` (two contiguous
+        // arrays of `__m256i`, 32-byte aligned).
+        unsafe {
+            core::arch::asm!(
+                $code,
+                a0 = inout(ymm_reg) $a[0],
+                a1 = inout(ymm_reg) $a[1],
+                a2 = inout(ymm_reg) $a[2],
+                a3 = inout(ymm_reg) $a[3],
+                e0 = inout(ymm_reg) $e[0],
+                e1 = inout(ymm_reg) $e[1],
+                e2 = inout(ymm_reg) $e[2],
+                e3 = inout(ymm_reg) $e[3],
+                b0 = inout(ymm_reg) $b[0],
+                b1 = inout(ymm_reg) $b[1],
+                t0 = out(ymm_reg) t0,
+                t1 = out(ymm_reg) t1,
+                t2 = out(ymm_reg) t2,
+                t3 = out(ymm_reg) t3,
+                st = in(reg) p,
+                m16 = in(ymm_reg) $rot[0],
+                m8 = in(ymm_reg) $rot[1],
+                options(nostack, preserves_flags),
+            );
+        }
+        let _ = (t0, t1, t2, t3);
+    }};
+}
+
 /// One double round on two transposed 8-block states (16 blocks), in
 /// inline assembly. Words 0-3 of both sets (`a`, `e`) and word 4 (`b`,
 /// in the two registers the rest leaves free; it is word b of one column
@@ -448,50 +501,17 @@ fn dround16(
     st: &mut [[__m256i; 16]; 2],
     rot: [__m256i; 2],
 ) {
-    let p: *mut [__m256i; 16] = st.as_mut_ptr();
-    let (t0, t1, t2, t3): (__m256i, __m256i, __m256i, __m256i);
-    // SAFETY: AVX2 instructions (this function's target feature) on
-    // registers and the 1024 bytes of `st` (two contiguous arrays of
-    // `__m256i`, 32-byte aligned).
-    unsafe {
-        core::arch::asm!(
-            quarter_mem!(reg_b "{a0}", "{b0}", "{t1}", "{t2}", "{t3}", 256, 384),
-            quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 288, 416),
-            quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 320, 448),
-            quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 352, 480),
-            quarter_mem!(reg_b "{e0}", "{b1}", "{t1}", "{t2}", "{t3}", 768, 896),
-            quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 800, 928),
-            quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 832, 960),
-            quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 864, 992),
-            quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
-            quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
-            quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
-            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
-            quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
-            quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
-            quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
-            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
-            a0 = inout(ymm_reg) a[0],
-            a1 = inout(ymm_reg) a[1],
-            a2 = inout(ymm_reg) a[2],
-            a3 = inout(ymm_reg) a[3],
-            e0 = inout(ymm_reg) e[0],
-            e1 = inout(ymm_reg) e[1],
-            e2 = inout(ymm_reg) e[2],
-            e3 = inout(ymm_reg) e[3],
-            b0 = inout(ymm_reg) b[0],
-            b1 = inout(ymm_reg) b[1],
-            t0 = out(ymm_reg) t0,
-            t1 = out(ymm_reg) t1,
-            t2 = out(ymm_reg) t2,
-            t3 = out(ymm_reg) t3,
-            st = in(reg) p,
-            m16 = in(ymm_reg) rot[0],
-            m8 = in(ymm_reg) rot[1],
-            options(nostack, preserves_flags),
-        );
-    }
-    let _ = (t0, t1, t2, t3);
+    dround16_asm!(a, e, b, st, rot; concat!(
+        quarter_mem!(reg_b "{a0}", "{b0}", "{t1}", "{t2}", "{t3}", 256, 384),
+        quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 288, 416),
+        quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 320, 448),
+        quarter_mem!("{a3}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 352, 480),
+        quarter_mem!(reg_b "{e0}", "{b1}", "{t1}", "{t2}", "{t3}", 768, 896),
+        quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 800, 928),
+        quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 832, 960),
+        quarter_mem!("{e3}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 864, 992),
+        diagonal16!(),
+    ));
 }
 
 /// The diagonal round of [`dround16`] alone.
@@ -504,42 +524,7 @@ fn dround16_diag(
     st: &mut [[__m256i; 16]; 2],
     rot: [__m256i; 2],
 ) {
-    let p: *mut [__m256i; 16] = st.as_mut_ptr();
-    let (t0, t1, t2, t3): (__m256i, __m256i, __m256i, __m256i);
-    // SAFETY: AVX2 instructions (this function's target feature) on
-    // registers and the 1024 bytes of `st` (two contiguous arrays of
-    // `__m256i`, 32-byte aligned).
-    unsafe {
-        core::arch::asm!(
-            quarter_mem!("{a0}", "{t0}", "{t1}", "{t2}", "{t3}", 160, 320, 480),
-            quarter_mem!("{a1}", "{t0}", "{t1}", "{t2}", "{t3}", 192, 352, 384),
-            quarter_mem!("{a2}", "{t0}", "{t1}", "{t2}", "{t3}", 224, 256, 416),
-            quarter_mem!(reg_b "{a3}", "{b0}", "{t1}", "{t2}", "{t3}", 288, 448),
-            quarter_mem!("{e0}", "{t0}", "{t1}", "{t2}", "{t3}", 672, 832, 992),
-            quarter_mem!("{e1}", "{t0}", "{t1}", "{t2}", "{t3}", 704, 864, 896),
-            quarter_mem!("{e2}", "{t0}", "{t1}", "{t2}", "{t3}", 736, 768, 928),
-            quarter_mem!(reg_b "{e3}", "{b1}", "{t1}", "{t2}", "{t3}", 800, 960),
-            a0 = inout(ymm_reg) a[0],
-            a1 = inout(ymm_reg) a[1],
-            a2 = inout(ymm_reg) a[2],
-            a3 = inout(ymm_reg) a[3],
-            e0 = inout(ymm_reg) e[0],
-            e1 = inout(ymm_reg) e[1],
-            e2 = inout(ymm_reg) e[2],
-            e3 = inout(ymm_reg) e[3],
-            b0 = inout(ymm_reg) b[0],
-            b1 = inout(ymm_reg) b[1],
-            t0 = out(ymm_reg) t0,
-            t1 = out(ymm_reg) t1,
-            t2 = out(ymm_reg) t2,
-            t3 = out(ymm_reg) t3,
-            st = in(reg) p,
-            m16 = in(ymm_reg) rot[0],
-            m8 = in(ymm_reg) rot[1],
-            options(nostack, preserves_flags),
-        );
-    }
-    let _ = (t0, t1, t2, t3);
+    dround16_asm!(a, e, b, st, rot; diagonal16!());
 }
 
 /// 16 blocks with counters `ctr..ctr + 16`: two 8-block states through
