@@ -439,8 +439,10 @@ impl<R: Rounds, V: Variant> cipher::AlgorithmName for ChaCha<R, V> {
 impl<R: Rounds, V: Variant> Drop for ChaCha<R, V> {
     fn drop(&mut self) {
         use zeroize::Zeroize;
-        self.state.zeroize();
-        self.ks.zeroize();
+        // As slices: one fill and a barrier (the arrays' own wipe is a
+        // volatile store per element, 80 of them per message).
+        self.state[..].zeroize();
+        self.ks[..].zeroize();
         self.block.zeroize();
         self.offset.zeroize();
     }

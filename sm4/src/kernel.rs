@@ -7,7 +7,7 @@
 //! `kernel_token!`, which makes a kernel's token and runners. Imports only
 //! the block type; below the kernels, the dispatcher and the modes.
 
-use crate::block::{Blk, xor};
+use crate::block::{Blk, wipe, xor};
 use cipher::InOutBuf;
 
 /// Blocks per stage of the fused mode drivers (`crate::modes`): the widest
@@ -50,12 +50,7 @@ impl Stage {
     /// Overwrite the stage (it held keystream, plaintext or tweaks).
     #[inline(always)]
     pub(crate) fn wipe(&mut self) {
-        // Block by block: `hybrid-array`'s `Zeroize` is behind a feature
-        // that `cipher/zeroize` does not turn on.
-        #[cfg(feature = "zeroize")]
-        for b in self.0.iter_mut() {
-            zeroize::Zeroize::zeroize(&mut b.0);
-        }
+        wipe(&mut self.0);
     }
 }
 
@@ -113,13 +108,7 @@ impl LazyStage {
     fn wipe(&mut self) {
         match self {
             LazyStage::None => {}
-            #[cfg(feature = "zeroize")]
-            LazyStage::Short(s) => {
-                s.0.iter_mut()
-                    .for_each(|b| zeroize::Zeroize::zeroize(&mut b.0))
-            }
-            #[cfg(not(feature = "zeroize"))]
-            LazyStage::Short(_) => {}
+            LazyStage::Short(s) => wipe(&mut s.0),
             LazyStage::Full(s) => s.wipe(),
         }
     }

@@ -2,7 +2,7 @@
 //! shape by default): the CBC-MAC chain with the CTR blocks riding in its
 //! spare lanes.
 
-use super::common::{Blk, check_tag, xor};
+use super::common::{Blk, check_tag, wipe, xor};
 use crate::Sm4;
 use crate::backends::with_kernel;
 use crate::kernel::{ChainIo, Kernel, KernelClosure};
@@ -403,10 +403,7 @@ impl KernelClosure for Run<'_, '_, '_> {
             super::ctr::apply(k, rk, &mut ctr, io.data.reborrow());
         }
         let tag = xor(&mac, &io.s0);
-        #[cfg(feature = "zeroize")]
-        for b in io.ks.iter_mut() {
-            zeroize::Zeroize::zeroize(&mut b.0);
-        }
+        wipe(&mut io.ks);
         ctr.wipe();
         tag
     }

@@ -3,7 +3,7 @@
 //! `run_mode_closure!`, `mode_backend!`, for CBC and CFB) and the AEADs'
 //! tag check. Below every mode file.
 
-pub(crate) use crate::block::{Blk, xor, xor_bytes};
+pub(crate) use crate::block::{Blk, wipe, xor, xor_bytes};
 use crate::kernel::{Kernel, LazyStage};
 use cipher::{InOut, InOutBuf};
 
@@ -133,8 +133,7 @@ macro_rules! chained_mode {
 
         impl Drop for $ty {
             fn drop(&mut self) {
-                #[cfg(feature = "zeroize")]
-                zeroize::Zeroize::zeroize(&mut self.iv.0);
+                $crate::block::wipe(core::slice::from_mut(&mut self.iv));
             }
         }
 

@@ -1,7 +1,7 @@
 //! SM4-CTR with a 128-bit big-endian counter: the keystream of
 //! `ctr::Ctr128BE<Sm4>`.
 
-use super::common::{Blk, xor_few};
+use super::common::{Blk, wipe, xor_few};
 use crate::Sm4;
 use crate::backends::with_kernel;
 use crate::kernel::{Kernel, KernelClosure, LazyStage};
@@ -73,8 +73,7 @@ impl CtrState {
 
     /// Overwrite the buffered keystream.
     pub(super) fn wipe(&mut self) {
-        #[cfg(feature = "zeroize")]
-        zeroize::Zeroize::zeroize(&mut self.ks.0);
+        wipe(core::slice::from_mut(&mut self.ks));
     }
 
     /// Account for `n` generated blocks.

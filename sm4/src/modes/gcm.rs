@@ -1,7 +1,7 @@
 //! SM4-GCM (NIST SP 800-38D; RFC 8998's `TLS_SM4_GCM_SM3`): CTR and GHASH
 //! in one pass, inside one `#[target_feature]` runner.
 
-use super::common::{Blk, check_tag, xor};
+use super::common::{Blk, check_tag, wipe, xor};
 use crate::Sm4;
 use crate::backends::{GcmBackend, GcmClosure, with_gcm};
 use crate::ghash::{Ghash, GhashKey};
@@ -65,8 +65,7 @@ impl InnerInit for Sm4Gcm {
         let mut h = Blk::default();
         cipher.encrypt_block(&mut h);
         let key = GhashKey::new(&h.0);
-        #[cfg(feature = "zeroize")]
-        zeroize::Zeroize::zeroize(&mut h.0);
+        wipe(core::slice::from_mut(&mut h));
         Sm4Gcm {
             gcm: GcmBackend::new(cipher.backend),
             cipher,
@@ -165,7 +164,6 @@ impl GcmClosure for Run<'_, '_, '_> {
                 hashed[0][..aad.len()].copy_from_slice(aad);
                 h = 1;
             }
-            #[allow(unused_mut)] // wiped under `zeroize`
             let mut v = k.crypt_values(rk, vals, n + extras);
             // Block by block with a constant bound (no `memcpy` call).
             for i in 0..3 {
@@ -193,12 +191,8 @@ impl GcmClosure for Run<'_, '_, '_> {
             g.update(key, &mut y, &hashed[..=h]);
             let tag = xor(&y.into(), &v[0]);
             #[cfg(feature = "zeroize")]
-            {
-                zeroize::Zeroize::zeroize(&mut y);
-                for b in v.iter_mut() {
-                    zeroize::Zeroize::zeroize(&mut b.0);
-                }
-            }
+            zeroize::Zeroize::zeroize(&mut y);
+            wipe(&mut v);
             return tag;
         } else {
             g.update_padded(key, &mut y, aad);
@@ -274,7 +268,7 @@ impl GcmClosure for Run<'_, '_, '_> {
         {
             zeroize::Zeroize::zeroize(&mut y);
             for (_, b) in extra.iter_mut() {
-                zeroize::Zeroize::zeroize(&mut b.0);
+                wipe(core::slice::from_mut(b));
             }
         }
         tag
