@@ -2,7 +2,10 @@
 //! call sends the column's size from client to server (records of up to
 //! 16 KiB, sealed and opened), TLS_SM4_GCM_SM3 and TLS_SM4_CCM_SM3 on
 //! rustls-sm beside TLS13_AES_128_GCM_SHA256 and
-//! TLS13_CHACHA20_POLY1305_SHA256 on rustls's *ring* provider; and, for
+//! TLS13_CHACHA20_POLY1305_SHA256 on rustls's *ring* provider, each on
+//! the buffered connections (`ClientConnection`, `ServerConnection`) and
+//! on the unbuffered ones (`-unbuffered`: the client seals into the
+//! server's incoming buffer, no socket between them); and, for
 //! the ratio, the same AEAD work without rustls: `Sm4Gcm` sealing and
 //! opening each 16 KiB record in place (content type byte and 5-byte
 //! header as additional data included), `sm4-gcm-seal+open`, and *ring*'s
@@ -54,6 +57,12 @@ pub fn rows(s: &mut crate::Speed) {
         };
         s.row("tls13", case.name, &backend, |size| {
             let mut pair = crate::tls::Pair::new(&case);
+            let data = crate::buffer(size);
+            Some(move || pair.transfer(&data))
+        });
+        let unbuffered = format!("{}-unbuffered", case.name);
+        s.row("tls13", &unbuffered, &backend, |size| {
+            let mut pair = crate::tls::UnbufferedPair::new(&case, size);
             let data = crate::buffer(size);
             Some(move || pair.transfer(&data))
         });
