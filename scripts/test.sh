@@ -4,7 +4,8 @@
 # cross targets, Debian's cross linkers and qemu-user, nightly and
 # cargo-fuzz), then runs:
 #   1. rustfmt, the module import graphs (scripts/module-cycles.py),
-#      actionlint on the workflows, clippy (-D warnings), rustdoc;
+#      actionlint on the workflows, clippy (-D warnings; the benches with
+#      their TLS rows too, which then run once), rustdoc;
 #   2. the native tests: vectors, composition, and every backend this CPU
 #      has against `soft` (each crate prints which backends it ran);
 #      `cargo package` of the publishable crates, and a user's build from
@@ -292,6 +293,11 @@ fi
 
 step "clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The TLS rows of the benches (feature `tls`, off by default): linted, and
+# run once (both rustls APIs, an empty transfer and one of several records).
+cargo clippy -p benches --features tls --all-targets --quiet -- -D warnings
+cargo run --quiet -p benches --features tls --bin speed -- --alg tls13 --quick --sizes 0,100000 >/dev/null
+echo "benches tls: clippy clean, speed --alg tls13 ran"
 
 step "rustdoc (private items too; broken links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude benches --no-deps \
