@@ -248,6 +248,15 @@ class OpenSslServer:
             finally:
                 s.close()
 
+    def result(self, n):
+        """The record of connection `n` (from 1), once the server thread has
+        written it: the server finishes a connection after the client may
+        have exited, so a case waits for its own record."""
+        deadline = time.monotonic() + TIMEOUT
+        while len(self.results) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.results[n - 1] if len(self.results) >= n else ("none", "", 0)
+
     def close(self):
         self.stop = True
         self.thread.join(5)
@@ -322,8 +331,9 @@ def client_matrix():
                 try:
                     for size in SIZES:
                         data = data_of(size)
+                        before = len(srv.results)
                         rc, out, err = our_client(srv.port, c, data)
-                        res = srv.results[-1] if srv.results else ("none", "", 0)
+                        res = srv.result(before + 1)
                         ok = (rc == 0 and out == data and res[0] == "ok" and res[2] == size
                               and f"suite={suite}" in err and f"group={group}" in err
                               and f"suite={suite}" in res[1])
@@ -384,7 +394,7 @@ def key_update():
         srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"))
         try:
             rc, out, err = our_client(srv.port, "sm2", data, "--key-update")
-            ok = rc == 0 and out == data and srv.results and srv.results[-1][0] == "ok"
+            ok = rc == 0 and out == data and srv.result(1)[0] == "ok"
             report(f"KeyUpdate (update_requested, both directions' keys): rustls client -> "
                    f"OpenSSL server {suite}, 100000 B", ok, "" if ok else err.strip())
         finally:
@@ -407,7 +417,7 @@ def resumption():
             rc, out, err = our_client(srv.port, "sm2", b"twice", "--resume")
             lines = err.strip().splitlines()
             ok = (rc == 0 and out == b"twice" and len(lines) == 2 and "handshake=Full" in lines[0]
-                  and "handshake=Resumed" in lines[1] and "resumed=True" in srv.results[-1][1])
+                  and "handshake=Resumed" in lines[1] and "resumed=True" in srv.result(2)[1])
             report(f"resumption with a ticket: rustls client -> OpenSSL server {suite}", ok,
                    "" if ok else f"{err.strip()} {srv.results}")
         finally:
@@ -436,7 +446,7 @@ def flipped_bits():
         srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"), flip_out=True)
         try:
             rc, out, err = our_client(srv.port, "sm2", data)
-            res = srv.results[-1] if srv.results else ("none", "", 0)
+            res = srv.result(1)
             ok = rc != 0 and out == b"" and "DecryptError" in err and \
                 want("(?i)bad.record.mac", res[1])
             report(f"flipped bit, OpenSSL server -> rustls client {suite}: bad_record_mac, "
@@ -447,7 +457,7 @@ def flipped_bits():
         srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"), flip_in=True)
         try:
             rc, out, err = our_client(srv.port, "sm2", data)
-            res = srv.results[-1] if srv.results else ("none", "", 0)
+            res = srv.result(1)
             ok = rc != 0 and "AlertReceived(BadRecordMac)" in err and res[0] == "error" \
                 and want("(?i)bad.record.mac|decryption failed", res[1]) and res[2] == 0
             report(f"flipped bit, rustls client -> OpenSSL server {suite}: bad_record_mac, "
