@@ -390,32 +390,11 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     ctr: u128,
     side: &mut impl FnMut(usize),
 ) {
-    let pair = ymm::ctr_pair(ctr);
-    let mut z = [[_mm256_setzero_si256(); 4]; G];
-    for (g, zg) in z.iter_mut().enumerate() {
-        for (i, zi) in zg.iter_mut().enumerate() {
-            *zi = if CTR {
-                ymm::ctr_blocks(pair, 8 * g + 2 * i)
-            } else {
-                // SAFETY: in bounds by the caller's contract.
-                unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }
-            };
-        }
-    }
+    // SAFETY: in bounds by the caller's contract.
+    let z = unsafe { ymm::load_groups::<G, CTR>(inp, ctr) };
     let z = crypt_groups(km, z, side);
-    for (g, zg) in z.iter().enumerate() {
-        for (i, zi) in zg.iter().enumerate() {
-            let off = 128 * g + 32 * i;
-            let mut v = *zi;
-            if CTR {
-                // SAFETY: in bounds by the caller's contract; read before
-                // `out` over it is written.
-                v = _mm256_xor_si256(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
-            }
-            // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
-        }
-    }
+    // SAFETY: in bounds by the caller's contract.
+    unsafe { ymm::store_groups::<G, CTR>(inp, out, &z) }
 }
 
 /// The 32 rounds on `G` groups of eight blocks given as four registers of

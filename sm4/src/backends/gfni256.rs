@@ -290,20 +290,8 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     // are swapped on the way in or out.
     let [bswap, r8, r16, r24] = shuffles();
     let sh = [bswap, r24, r16, r8];
-    let mut x = [[_mm256_setzero_si256(); 4]; G];
-    let pair = ymm::ctr_pair(ctr);
-    for (g, xg) in x.iter_mut().enumerate() {
-        let mut z = [_mm256_setzero_si256(); 4];
-        for (i, zi) in z.iter_mut().enumerate() {
-            *zi = if CTR {
-                ymm::ctr_blocks(pair, 8 * g + 2 * i)
-            } else {
-                // SAFETY: in bounds by the caller's contract.
-                unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }
-            };
-        }
-        *xg = transpose(z);
-    }
+    // SAFETY: in bounds by the caller's contract.
+    let mut x = unsafe { ymm::load_groups::<G, CTR>(inp, ctr) }.map(|z| transpose(z));
     let [mut x0, mut x1, mut x2, mut x3] = [[_mm256_setzero_si256(); G]; 4];
     let m1 = _mm256_set1_epi64x(PRE);
     let m1_inv = _mm256_set1_epi64x(PRE_INV);
@@ -326,20 +314,9 @@ pub(crate) unsafe fn groups_with<const G: usize, const CTR: bool>(
     for g in 0..G {
         x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| _mm256_gf2p8affine_epi64_epi8::<0>(w, m1_inv));
     }
-    for (g, xg) in x.iter().enumerate() {
-        let z = transpose([xg[3], xg[2], xg[1], xg[0]]);
-        for (i, zi) in z.iter().enumerate() {
-            let off = 128 * g + 32 * i;
-            let mut v = *zi;
-            if CTR {
-                // SAFETY: in bounds by the caller's contract; read before
-                // `out` over it is written.
-                v = _mm256_xor_si256(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
-            }
-            // SAFETY: in bounds by the caller's contract.
-            unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
-        }
-    }
+    let z = x.map(|xg| transpose([xg[3], xg[2], xg[1], xg[0]]));
+    // SAFETY: in bounds by the caller's contract.
+    unsafe { ymm::store_groups::<G, CTR>(inp, out, &z) }
 }
 
 /// The 32 single-block rounds on the state `X = M1·x` in four xmm

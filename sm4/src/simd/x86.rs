@@ -137,6 +137,62 @@ pub(crate) mod ymm {
         let j = j as i64;
         bytes(add64(pair, _mm256_set_epi64x(j, 0, j, 0)), splat(&BSWAP64))
     }
+
+    /// `G` groups of eight blocks as four registers of two blocks each
+    /// (`z[g][i]` = blocks `8g + 2i`, `8g + 2i + 1`): the counter blocks
+    /// `ctr`, `ctr + 1`, ... (`CTR`, the low 64 bits not carrying) or the
+    /// blocks at `inp`.
+    ///
+    /// # Safety
+    /// Without `CTR`, `inp` is readable for `8 * G` blocks.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn load_groups<const G: usize, const CTR: bool>(
+        inp: *const u8,
+        ctr: u128,
+    ) -> [[V; 4]; G] {
+        let pair = ctr_pair(ctr);
+        let mut z = [[_mm256_setzero_si256(); 4]; G];
+        for (g, zg) in z.iter_mut().enumerate() {
+            for (i, zi) in zg.iter_mut().enumerate() {
+                *zi = if CTR {
+                    ctr_blocks(pair, 8 * g + 2 * i)
+                } else {
+                    // SAFETY: in bounds by the caller's contract.
+                    unsafe { _mm256_loadu_si256(inp.add(128 * g + 32 * i).cast()) }
+                };
+            }
+        }
+        z
+    }
+
+    /// Stores groups in the form of [`load_groups`] to `out`; with `CTR`,
+    /// XORed with the blocks at `inp` first (keystream onto the message).
+    ///
+    /// # Safety
+    /// `out` (and with `CTR`, `inp`) valid for `8 * G` blocks; `inp` may
+    /// be `out` (each block is read before it is written).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn store_groups<const G: usize, const CTR: bool>(
+        inp: *const u8,
+        out: *mut u8,
+        z: &[[V; 4]; G],
+    ) {
+        for (g, zg) in z.iter().enumerate() {
+            for (i, zi) in zg.iter().enumerate() {
+                let off = 128 * g + 32 * i;
+                let mut v = *zi;
+                if CTR {
+                    // SAFETY: in bounds by the caller's contract; read
+                    // before `out` over it is written.
+                    v = xor(v, unsafe { _mm256_loadu_si256(inp.add(off).cast()) });
+                }
+                // SAFETY: in bounds by the caller's contract.
+                unsafe { _mm256_storeu_si256(out.add(off).cast(), v) };
+            }
+        }
+    }
 }
 
 /// Four blocks per AVX-512 register (with masked loads and stores for
