@@ -399,28 +399,12 @@ macro_rules! quarter_mem {
             "vpor ", $b, ", ", $b, ", ", $t, "\n",
         )
     };
+    // Word b loaded from and stored back to `$ob`.
     ($a:literal, $b:literal, $c:literal, $d:literal, $t:literal,
      $ob:literal, $oc:literal, $od:literal) => {
         concat!(
             "vmovdqa ", $b, ", ymmword ptr [{st} + ", $ob, "]\n",
-            "vpaddd ", $a, ", ", $a, ", ", $b, "\n",
-            "vpxor ", $d, ", ", $a, ", ymmword ptr [{st} + ", $od, "]\n",
-            "vpshufb ", $d, ", ", $d, ", {m16}\n",
-            "vpaddd ", $c, ", ", $d, ", ymmword ptr [{st} + ", $oc, "]\n",
-            "vpxor ", $b, ", ", $b, ", ", $c, "\n",
-            "vpsrld ", $t, ", ", $b, ", 20\n",
-            "vpslld ", $b, ", ", $b, ", 12\n",
-            "vpor ", $b, ", ", $b, ", ", $t, "\n",
-            "vpaddd ", $a, ", ", $a, ", ", $b, "\n",
-            "vpxor ", $d, ", ", $d, ", ", $a, "\n",
-            "vpshufb ", $d, ", ", $d, ", {m8}\n",
-            "vpaddd ", $c, ", ", $c, ", ", $d, "\n",
-            "vmovdqa ymmword ptr [{st} + ", $od, "], ", $d, "\n",
-            "vpxor ", $b, ", ", $b, ", ", $c, "\n",
-            "vmovdqa ymmword ptr [{st} + ", $oc, "], ", $c, "\n",
-            "vpsrld ", $t, ", ", $b, ", 25\n",
-            "vpslld ", $b, ", ", $b, ", 7\n",
-            "vpor ", $b, ", ", $b, ", ", $t, "\n",
+            quarter_mem!(reg_b $a, $b, $c, $d, $t, $oc, $od),
             "vmovdqa ymmword ptr [{st} + ", $ob, "], ", $b, "\n",
         )
     };
