@@ -109,8 +109,11 @@ impl Variant for Extended {
 /// ChaCha stream cipher, generic over the round count `R` and the nonce
 /// layout `V`. Use the aliases ([`ChaCha20`], [`XChaCha12`], ...).
 pub struct ChaCha<R: Rounds, V: Variant> {
-    /// Constants, key, and nonce words; the counter words are filled per call.
-    state: [u32; 16],
+    /// Words 4..16 of the state: key and nonce (the counter words are
+    /// filled per call). The constants are added per call, which keeps the
+    /// whole struct within 128 bytes: `new` then moves it with a few vector
+    /// stores instead of a `memcpy` call.
+    words: [u32; 12],
     /// Block holding the next keystream byte.
     block: u64,
     /// Bytes of `block` already used (0..=64; 64 only at the very end).
@@ -120,6 +123,9 @@ pub struct ChaCha<R: Rounds, V: Variant> {
     backend: Backend,
     _p: PhantomData<(R, V)>,
 }
+
+// Within 128 bytes, moved without a `memcpy` call (see `words`).
+const _: () = assert!(core::mem::size_of::<ChaCha<R20, Ietf>>() <= 128);
 
 /// A 256-bit key, the key of every cipher here (`[u8; 32]` converts into
 /// it with `.into()`).
@@ -185,29 +191,28 @@ fn hchacha_with<R: Rounds>(backend: Backend, key: &[u8; 32], input: &[u8; 16]) -
 
 impl<R: Rounds, V: Variant> ChaCha<R, V> {
     fn init(key: &[u8; 32], nonce: &[u8], backend: Backend) -> Self {
-        let mut state = [0u32; 16];
-        state[..4].copy_from_slice(&SIGMA);
+        let mut words = [0u32; 12];
         match V::KIND {
             0 => {
-                load_words(&mut state[4..12], key);
-                load_words(&mut state[13..16], nonce);
+                load_words(&mut words[..8], key);
+                load_words(&mut words[9..], nonce);
             }
             1 => {
-                load_words(&mut state[4..12], key);
-                load_words(&mut state[14..16], nonce);
+                load_words(&mut words[..8], key);
+                load_words(&mut words[10..], nonce);
             }
             _ => {
                 let input: &[u8; 16] = nonce[..16].try_into().expect("24-byte nonce");
                 #[allow(unused_mut)]
                 let mut subkey = hchacha_with::<R>(backend, key, input);
-                load_words(&mut state[4..12], &subkey);
-                load_words(&mut state[14..16], &nonce[16..24]);
+                load_words(&mut words[..8], &subkey);
+                load_words(&mut words[10..], &nonce[16..24]);
                 #[cfg(feature = "zeroize")]
                 zeroize::Zeroize::zeroize(&mut subkey);
             }
         }
         Self {
-            state,
+            words,
             block: 0,
             offset: 0,
             ks: [0; BLOCK],
@@ -232,6 +237,15 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
         self.backend.name()
     }
 
+    /// The whole state the backends take: constants, key and nonce words.
+    #[inline(always)]
+    fn state(&self) -> [u32; 16] {
+        let mut s = [0u32; 16];
+        s[..4].copy_from_slice(&SIGMA);
+        s[4..].copy_from_slice(&self.words);
+        s
+    }
+
     /// Keystream bytes left from the current position.
     fn remaining(&self) -> u128 {
         u128::from(V::MAX_BLOCK - self.block) * BLOCK as u128
@@ -243,7 +257,7 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
         self.ks = [0; BLOCK];
         backends::xor_blocks(
             self.backend,
-            &self.state,
+            &self.state(),
             self.block,
             V::KIND == 1,
             R::DOUBLE_ROUNDS,
@@ -282,7 +296,7 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
                 // lane of the last pass.
                 filled = backends::xor_blocks_ks(
                     self.backend,
-                    &self.state,
+                    &self.state(),
                     self.block,
                     V::KIND == 1,
                     R::DOUBLE_ROUNDS,
@@ -292,7 +306,7 @@ impl<R: Rounds, V: Variant> ChaCha<R, V> {
             } else {
                 backends::xor_blocks(
                     self.backend,
-                    &self.state,
+                    &self.state(),
                     self.block,
                     V::KIND == 1,
                     R::DOUBLE_ROUNDS,
@@ -404,7 +418,7 @@ impl<R: Rounds, V: Variant> StreamCipherSeek for ChaCha<R, V> {
 impl<R: Rounds, V: Variant> Clone for ChaCha<R, V> {
     fn clone(&self) -> Self {
         Self {
-            state: self.state,
+            words: self.words,
             block: self.block,
             offset: self.offset,
             ks: self.ks,
@@ -441,7 +455,7 @@ impl<R: Rounds, V: Variant> Drop for ChaCha<R, V> {
         use zeroize::Zeroize;
         // As slices: one fill and a barrier (the arrays' own wipe is a
         // volatile store per element, 80 of them per message).
-        self.state[..].zeroize();
+        self.words[..].zeroize();
         self.ks[..].zeroize();
         self.block.zeroize();
         self.offset.zeroize();
