@@ -5,16 +5,19 @@
 //! blocks per group in four ymm registers, kept in the AES-field basis
 //! `X = M1·x` (`M1` the linear part of the S-box's first affine map, mapped
 //! in and out by nibble tables once per call), so that the AES S-box input
-//! is `X_b ^ X_c ^ X_d ^ (M1·k + c1)` with no input map. Then an
-//! inverse-ShiftRows byte shuffle (each 32-bit column holds a word of a
-//! different block), `AESENCLAST` with a zero round key (= AES SubBytes =
-//! `A_aes·inv(y) + 0x63`) on each 128-bit half, and two nibble-table
+//! is `X_b ^ X_c ^ X_d ^ (M1·k + c1)` with no input map. The words are
+//! also kept with an inverse-ShiftRows byte shuffle applied (each 32-bit
+//! column holds a word of a different block), so that `AESENCLAST` with a
+//! zero round key (= AES SubBytes = `A_aes·inv(y) + 0x63`, after
+//! ShiftRows) on each 128-bit half gives the S-box outputs in plain order
+//! without a shuffle on the round's chain; then two nibble-table
 //! pairs (one shared nibble split) straight to `sD`, `sE` with
 //! `M1·L(s) = sA ^ rol8(sD) ^ rol16(sD) ^ rol24(sE)` and `sA = sD ^ sE`,
 //! the rotations by `vpshufb` (one XOR instead of a third table pair:
 //! `vpshufb` and shifts share two pipes on Zen 4, and the single-block
 //! path, latency-bound, also gains from the freed shuffle port on Golden
-//! Cove). The maps are derived and checked by `tools/derive_sbox.py`.
+//! Cove); the shuffles that rotate also re-apply the inverse ShiftRows.
+//! The maps are derived and checked by `tools/derive_sbox.py`.
 //! Four groups (32 blocks) are interleaved (AVX2 has only 16 registers, so
 //! some state lives on the stack; still faster than two groups, 3.3 vs 4.7
 //! c/B on Zen 4 with the earlier plain-basis round; the AES-field basis
@@ -97,6 +100,30 @@ const M1_INV_HI: [i8; 16] = nib([
 
 /// `pshufb` index that undoes AESENCLAST's ShiftRows in advance.
 const INV_SHIFT_ROWS: [i8; 16] = [0, 13, 10, 7, 4, 1, 14, 11, 8, 5, 2, 15, 12, 9, 6, 3];
+/// Its inverse: AES ShiftRows itself as a `pshufb` index.
+const SHIFT_ROWS: [i8; 16] = invert(INV_SHIFT_ROWS);
+
+/// The `pshufb` index that undoes the shuffle by `p`.
+const fn invert(p: [i8; 16]) -> [i8; 16] {
+    let mut o = [0i8; 16];
+    let mut i = 0;
+    while i < 16 {
+        o[p[i] as usize] = i as i8;
+        i += 1;
+    }
+    o
+}
+
+/// `pshufb` index of `pshufb(pshufb(x, first), then)`.
+const fn compose(first: [i8; 16], then: [i8; 16]) -> [i8; 16] {
+    let mut o = [0i8; 16];
+    let mut i = 0;
+    while i < 16 {
+        o[i] = first[then[i] as usize];
+        i += 1;
+    }
+    o
+}
 
 const fn nib(t: [u8; 16]) -> [i8; 16] {
     let mut o = [0i8; 16];
@@ -165,6 +192,32 @@ fn rotations() -> [__m256i; 3] {
         };
     }
     v
+}
+
+/// The word rotations of [`rotations`] (by 8, 16 and 24) followed by
+/// [`INV_SHIFT_ROWS`], and that shuffle alone: the output side of a round
+/// whose state is kept with `INV_SHIFT_ROWS` applied (see [`round`]).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rotations_unshifted() -> [__m256i; 4] {
+    const ROT: [[i8; 16]; 3] = [
+        [1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12],
+        [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13],
+        [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14],
+    ];
+    const M: [[i8; 16]; 4] = [
+        compose(ROT[0], INV_SHIFT_ROWS),
+        compose(ROT[1], INV_SHIFT_ROWS),
+        compose(ROT[2], INV_SHIFT_ROWS),
+        INV_SHIFT_ROWS,
+    ];
+    M.map(|m| {
+        let mut x = table(&m);
+        // SAFETY: an empty asm block that only claims to modify a register
+        // (LLVM would otherwise rewrite some shuffles, see `rotations`).
+        unsafe { core::arch::asm!("/* {0} */", inout(ymm_reg) x, options(pure, nomem, nostack)) };
+        x
+    })
 }
 
 #[cfg(test)]
@@ -303,14 +356,16 @@ fn round<const G: usize>(
     b: &[__m256i; G],
     p: &[__m256i; G],
     km: u32,
-    sh: &[__m256i; 3],
+    sh: &[__m256i; 4],
 ) {
     let km = _mm256_set1_epi32(km as i32);
     let m = _mm256_set1_epi8(0x0f);
     let zero = _mm_setzero_si128();
     for g in 0..G {
-        let y = _mm256_xor_si256(_mm256_xor_si256(p[g], b[g]), km);
-        let y = _mm256_shuffle_epi8(y, table(&INV_SHIFT_ROWS));
+        // The state is kept with `INV_SHIFT_ROWS` applied (a broadcast
+        // round key is unchanged by it), so AESENCLAST's ShiftRows puts
+        // the S-box output in plain order with no shuffle on the way in.
+        let y = _mm256_xor_si256(_mm256_xor_si256(p[g], km), b[g]);
         let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), zero);
         let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), zero);
         let z = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
@@ -324,12 +379,16 @@ fn round<const G: usize>(
         };
         let sd = look(&SD_LO, &SD_HI);
         let se = look(&SE_LO, &SE_HI);
+        // The rotations, each with `INV_SHIFT_ROWS` folded in, and
+        // sA = sD ^ sE (see `SA_LO`) through that shuffle alone.
         let u = _mm256_xor_si256(
             _mm256_shuffle_epi8(sd, sh[0]),
             _mm256_shuffle_epi8(sd, sh[1]),
         );
-        // sA = sD ^ sE (see `SA_LO`): fewer shuffles.
-        let v = _mm256_xor_si256(_mm256_shuffle_epi8(se, sh[2]), _mm256_xor_si256(sd, se));
+        let v = _mm256_xor_si256(
+            _mm256_shuffle_epi8(se, sh[2]),
+            _mm256_shuffle_epi8(_mm256_xor_si256(sd, se), sh[3]),
+        );
         a[g] = _mm256_xor_si256(a[g], _mm256_xor_si256(u, v));
     }
 }
@@ -409,13 +468,16 @@ fn crypt_groups<const G: usize>(
     z: [[__m256i; 4]; G],
     side: &mut impl FnMut(usize),
 ) -> [[__m256i; 4]; G] {
-    let sh = rotations();
+    let sh = rotations_unshifted();
     let mut x = z.map(|zg| transpose(zg));
     let [mut x0, mut x1, mut x2, mut x3] = [[_mm256_setzero_si256(); G]; 4];
     let (m1_lo, m1_hi) = (table(&M1_LO), table(&M1_HI));
+    let unshift = table(&INV_SHIFT_ROWS);
     for g in 0..G {
-        // X = M1·x: the state in the AES-field basis.
-        [x0[g], x1[g], x2[g], x3[g]] = x[g].map(|w| nibble_map(w, m1_lo, m1_hi));
+        // X = M1·x: the state in the AES-field basis, with `INV_SHIFT_ROWS`
+        // applied (see `round`).
+        [x0[g], x1[g], x2[g], x3[g]] =
+            x[g].map(|w| _mm256_shuffle_epi8(nibble_map(w, m1_lo, m1_hi), unshift));
     }
     // Rounds r and r + 1 share `X_{r+2} ^ X_{r+3}` in their S-box inputs.
     for r in (0..32).step_by(4) {
@@ -430,8 +492,10 @@ fn crypt_groups<const G: usize>(
         }
     }
     let (inv_lo, inv_hi) = (table(&M1_INV_LO), table(&M1_INV_HI));
+    let shift = table(&SHIFT_ROWS);
     for g in 0..G {
-        x[g] = [x0[g], x1[g], x2[g], x3[g]].map(|w| nibble_map(w, inv_lo, inv_hi));
+        x[g] = [x0[g], x1[g], x2[g], x3[g]]
+            .map(|w| nibble_map(_mm256_shuffle_epi8(w, shift), inv_lo, inv_hi));
     }
     x.map(|xg| transpose([xg[3], xg[2], xg[1], xg[0]]))
 }
@@ -546,25 +610,26 @@ unsafe fn one(km: &[u32; 32], inp: *const u8, out: *mut u8) {
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 fn rounds_xmm(km: &[u32; 32], x: [__m128i; 4]) -> [__m128i; 4] {
-    let [mut x0, mut x1, mut x2, mut x3] = x;
-    let sh = rotations().map(|v| _mm256_castsi256_si128(v));
+    let sh = rotations_unshifted().map(|v| _mm256_castsi256_si128(v));
     let t = |t: &[i8; 16]| _mm256_castsi256_si128(table(t));
     let (sd_lo, sd_hi, se_lo, se_hi) = (t(&SD_LO), t(&SD_HI), t(&SE_LO), t(&SE_HI));
-    let unshift = t(&INV_SHIFT_ROWS);
+    let (unshift, shift) = (t(&INV_SHIFT_ROWS), t(&SHIFT_ROWS));
+    // The state with `INV_SHIFT_ROWS` applied, as in [`round`].
+    let [mut x0, mut x1, mut x2, mut x3] = x.map(|w| _mm_shuffle_epi8(w, unshift));
     let m = _mm_set1_epi8(0x0f);
     // `a ^ T(b ^ pk)`, `pk` the other two words and the round key, ready
     // before `b` (the previous round's output) is.
     let round = |a: __m128i, b: __m128i, pk: __m128i| {
-        let y = _mm_shuffle_epi8(_mm_xor_si128(b, pk), unshift);
-        let z = _mm_aesenclast_si128(y, _mm_setzero_si128());
+        let z = _mm_aesenclast_si128(_mm_xor_si128(b, pk), _mm_setzero_si128());
         let l = _mm_and_si128(z, m);
         let h = _mm_and_si128(_mm_srli_epi32::<4>(z), m);
         let sd = _mm_xor_si128(_mm_shuffle_epi8(sd_lo, l), _mm_shuffle_epi8(sd_hi, h));
         let se = _mm_xor_si128(_mm_shuffle_epi8(se_lo, l), _mm_shuffle_epi8(se_hi, h));
         let u = _mm_xor_si128(_mm_shuffle_epi8(sd, sh[0]), _mm_shuffle_epi8(sd, sh[1]));
-        // sA = sD ^ sE (see `SA_LO`), folded into `a` beside the rotations.
-        let v = _mm_xor_si128(_mm_shuffle_epi8(se, sh[2]), opaque(_mm_xor_si128(a, sd)));
-        _mm_xor_si128(_mm_xor_si128(u, v), se)
+        // sA = sD ^ sE (see `SA_LO`) through `INV_SHIFT_ROWS` alone.
+        let v = _mm_xor_si128(_mm_shuffle_epi8(se, sh[2]), a);
+        let w = _mm_shuffle_epi8(_mm_xor_si128(sd, se), sh[3]);
+        _mm_xor_si128(_mm_xor_si128(u, v), w)
     };
     let k = |r: usize| _mm_set1_epi32(km[r] as i32);
     for r in (0..32).step_by(4) {
@@ -575,7 +640,7 @@ fn rounds_xmm(km: &[u32; 32], x: [__m128i; 4]) -> [__m128i; 4] {
         x2 = round(x2, x3, _mm_xor_si128(p, k(r + 2)));
         x3 = round(x3, x2, _mm_xor_si128(p, k(r + 3)));
     }
-    [x0, x1, x2, x3]
+    [x0, x1, x2, x3].map(|w| _mm_shuffle_epi8(w, shift))
 }
 
 /// The bytewise map `x -> T_lo[x & 15] ^ T_hi[x >> 4]`, for the lane paths.
@@ -679,6 +744,22 @@ fn chained_groups<'i, 'o, const CFB: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `SHIFT_ROWS` undoes `INV_SHIFT_ROWS`, and `compose` chains shuffles
+    /// in the order its documentation says.
+    #[test]
+    fn shift_rows_indexes() {
+        let id: [i8; 16] = core::array::from_fn(|i| i as i8);
+        assert_eq!(compose(INV_SHIFT_ROWS, SHIFT_ROWS), id);
+        assert_eq!(compose(SHIFT_ROWS, INV_SHIFT_ROWS), id);
+        let rot8 = [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14];
+        let x: [i8; 16] = core::array::from_fn(|i| 100 + i as i8);
+        let shuffle = |v: [i8; 16], m: [i8; 16]| -> [i8; 16] { m.map(|i| v[i as usize]) };
+        assert_eq!(
+            shuffle(shuffle(x, rot8), INV_SHIFT_ROWS),
+            shuffle(x, compose(rot8, INV_SHIFT_ROWS))
+        );
+    }
 
     /// The vector S-box equals the SM4 S-box table on all 256 inputs.
     #[test]
