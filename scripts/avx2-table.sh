@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-2}
 PEER_BENCH=${PEER_BENCH:-../shared/peer-bench}
-SIZES=16,64,256,1024,4096,8192
+SIZES=16,64,256,512,1024,4096,8192
 OUT=$(mktemp -d)
 # OpenSSL's own switch; its second word is CPUID leaf 7, EBX in the low half
 # and ECX in the high half. Masked off: every AVX-512 bit (EBX 16, 17, 21,
