@@ -161,63 +161,55 @@ fn nibble_map(x: __m256i, lo: __m256i, hi: __m256i) -> __m256i {
 /// 24, 16 and 8). Every other map of the round is bytewise, so no block's
 /// bytes are swapped on the way in or out; the round keys are stored
 /// byte-reversed ([`expand_key`]).
+const ROT: [[i8; 16]; 3] = [
+    [1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12],
+    [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13],
+    [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14],
+];
+
+/// A shuffle index in both lanes, hidden from LLVM, which would otherwise
+/// turn the rotation by 16 into a `vpshuflw` + `vpshufhw` pair (two
+/// shuffle-port operations instead of one) and merge other shuffles.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shuffle_index(t: &[i8; 16]) -> __m256i {
+    let mut x = table(t);
+    // SAFETY: an empty asm block that only claims to modify a register.
+    unsafe { core::arch::asm!("/* {0} */", inout(ymm_reg) x, options(pure, nomem, nostack)) };
+    x
+}
+
+/// The word rotations [`ROT`] (single-block path).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn rotations() -> [__m256i; 3] {
-    let mut v = [
-        _mm256_setr_epi8(
-            1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10,
-            11, 8, 13, 14, 15, 12,
-        ),
-        _mm256_setr_epi8(
-            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
-            8, 9, 14, 15, 12, 13,
-        ),
-        _mm256_setr_epi8(
-            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9,
-            10, 15, 12, 13, 14,
-        ),
-    ];
-    // Hide the constants from LLVM, which would otherwise turn the rotation
-    // by 16 into a `vpshuflw` + `vpshufhw` pair (two shuffle-port
-    // operations instead of one).
-    for x in v.iter_mut() {
-        // SAFETY: an empty asm block that only claims to modify a register.
-        unsafe {
-            core::arch::asm!(
-                "/* {0} */",
-                inout(ymm_reg) * x,
-                options(pure, nomem, nostack)
-            )
-        };
-    }
-    v
+    // Not `map`: its closure has no target features, so `shuffle_index`
+    // would stay a call.
+    [
+        shuffle_index(&ROT[0]),
+        shuffle_index(&ROT[1]),
+        shuffle_index(&ROT[2]),
+    ]
 }
 
-/// The word rotations of [`rotations`] (by 8, 16 and 24) followed by
-/// [`INV_SHIFT_ROWS`], and that shuffle alone: the output side of a round
-/// whose state is kept with `INV_SHIFT_ROWS` applied (see [`round`]).
+/// The word rotations [`ROT`] each followed by [`INV_SHIFT_ROWS`], and that
+/// shuffle alone: the output side of a round whose state is kept with
+/// `INV_SHIFT_ROWS` applied (see [`round`]).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn rotations_unshifted() -> [__m256i; 4] {
-    const ROT: [[i8; 16]; 3] = [
-        [1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12],
-        [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13],
-        [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14],
-    ];
     const M: [[i8; 16]; 4] = [
         compose(ROT[0], INV_SHIFT_ROWS),
         compose(ROT[1], INV_SHIFT_ROWS),
         compose(ROT[2], INV_SHIFT_ROWS),
         INV_SHIFT_ROWS,
     ];
-    M.map(|m| {
-        let mut x = table(&m);
-        // SAFETY: an empty asm block that only claims to modify a register
-        // (LLVM would otherwise rewrite some shuffles, see `rotations`).
-        unsafe { core::arch::asm!("/* {0} */", inout(ymm_reg) x, options(pure, nomem, nostack)) };
-        x
-    })
+    [
+        shuffle_index(&M[0]),
+        shuffle_index(&M[1]),
+        shuffle_index(&M[2]),
+        shuffle_index(&M[3]),
+    ]
 }
 
 #[cfg(test)]
@@ -752,13 +744,14 @@ mod tests {
         let id: [i8; 16] = core::array::from_fn(|i| i as i8);
         assert_eq!(compose(INV_SHIFT_ROWS, SHIFT_ROWS), id);
         assert_eq!(compose(SHIFT_ROWS, INV_SHIFT_ROWS), id);
-        let rot8 = [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14];
         let x: [i8; 16] = core::array::from_fn(|i| 100 + i as i8);
         let shuffle = |v: [i8; 16], m: [i8; 16]| -> [i8; 16] { m.map(|i| v[i as usize]) };
-        assert_eq!(
-            shuffle(shuffle(x, rot8), INV_SHIFT_ROWS),
-            shuffle(x, compose(rot8, INV_SHIFT_ROWS))
-        );
+        for rot in ROT {
+            assert_eq!(
+                shuffle(shuffle(x, rot), INV_SHIFT_ROWS),
+                shuffle(x, compose(rot, INV_SHIFT_ROWS))
+            );
+        }
     }
 
     /// The vector S-box equals the SM4 S-box table on all 256 inputs.
