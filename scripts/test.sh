@@ -136,9 +136,12 @@ drop_under_ci() { if [ "${CI:-}" = true ]; then rm -rf "$1"; fi; }
 # forced backend per crate.
 forced() {
     local name=$1 flags=$2
-    step "forced backends: $name ($flags)"
+    shift 2
+    # The packages to test: the workspace unless named after the flags.
+    [ $# -gt 0 ] || set -- --workspace --exclude benches
+    step "forced backends: $name ($flags, $*)"
     RUSTFLAGS="$flags" CARGO_TARGET_DIR="target/forced-$name" \
-        cargo test --workspace --exclude benches -- --nocapture
+        cargo test "$@" -- --nocapture
     drop_under_ci "target/forced-$name"
 }
 
@@ -339,6 +342,12 @@ if [ "$(uname -m)" = x86_64 ]; then
         forced avx '--cfg sm4_backend="avx" --cfg sm3_backend="avx" --cfg chacha_backend="avx" --cfg nhpoly1305_backend="avx"'
     else
         echo "skipping forced avx: this CPU lacks AVX2/AES-NI/BMI2"
+    fi
+    if cpu_has avx2 && cpu_has aes && cpu_has vaes; then
+        # SM4's Zen 3 kernel: the crates that build on SM4.
+        forced vaes '--cfg sm4_backend="vaes"' -p sm4-simd -p sm4-mac -p rustls-sm
+    else
+        echo "skipping forced vaes: this CPU lacks VAES"
     fi
     if cpu_has gfni && cpu_has avx512f && cpu_has avx512bw && cpu_has avx512vl; then
         forced wide '--cfg sm4_backend="gfni" --cfg chacha_backend="avx512" --cfg nhpoly1305_backend="avx512"'

@@ -59,6 +59,7 @@ fn public(bytes: &mut [u8]) {
 pub(crate) const VALGRIND_CANNOT_RUN: &[&str] = &[
     "sm4 gfni (GFNI, AVX-512)",
     "sm4 gfni256 (GFNI, VPCLMULQDQ)",
+    "sm4 vaes (VAES)",
     "ghash vpclmul (AVX-512)",
     "ghash vpclmul256 (VPCLMULQDQ)",
     "sm3 avx512vl",

@@ -14,8 +14,8 @@ pub type Sm4Xcbc = Xcbc<Sm4>;
 pub type Sm4CbcMac = CbcMac<Sm4>;
 
 /// The name of the SM4 backend the `Sm4*` aliases run on this CPU
-/// (`"gfni"`, `"gfni256"`, `"avx"`, `"sm4ce"`, `"neon"` or `"soft"`), as
-/// chosen by the `sm4-simd` crate at key setup.
+/// (`"gfni"`, `"gfni256"`, `"vaes"`, `"avx"`, `"sm4ce"`, `"neon"` or
+/// `"soft"`), as chosen by the `sm4-simd` crate at key setup.
 pub fn backend() -> &'static str {
     sm4_simd::backend()
 }

@@ -24,6 +24,8 @@ pub(crate) mod gfni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gfni256;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod vaes;
+#[cfg(target_arch = "x86_64")]
 mod x86;
 
 #[cfg(target_arch = "aarch64")]
@@ -39,6 +41,8 @@ pub enum Backend {
     Soft,
     /// x86_64 AES-NI + AVX2.
     Avx,
+    /// x86_64 AES-NI + AVX2 with VAES (`ymm` AES rounds), no GFNI: Zen 3.
+    Vaes,
     /// x86_64 GFNI + AVX-512 (zmm).
     Gfni,
     /// x86_64 GFNI + AVX2 (ymm).
@@ -54,8 +58,9 @@ pub enum Backend {
 // needs a second detection; every CPU with AES-NI + AVX2, GFNI + AVX2 or
 // GFNI + AVX-512 has it, so no CPU changes backend (only a hypervisor that
 // hides the multiplier alone would move the CPU down). The `vpclmul256`
-// engine beside `avx` and `gfni256` adds the VPCLMULQDQ bit
-// (`has_vpclmulqdq_bit`) to `cpu_avx2_clmul`.
+// engine beside `avx`, `vaes` and `gfni256` adds the VPCLMULQDQ bit
+// (`has_vpclmulqdq_bit`) to `cpu_avx2_clmul`; `vaes` adds the VAES bit
+// (`has_vaes_bit`) to `cpu_avx`.
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpu_avx, "avx2", "aes", "pclmulqdq");
 #[cfg(target_arch = "x86_64")]
@@ -112,6 +117,14 @@ fn has_gfni_bit() -> bool {
     (leaf7_ecx() >> 8) & 1 == 1
 }
 
+/// VAES present (CPUID.(EAX=7,ECX=0):ECX\[9\]); cpufeatures' "vaes" also
+/// requires zmm state (as for VPCLMULQDQ below), which Zen 3 does not
+/// have: the `ymm` form needs only the AVX2 checks' `ymm` state.
+#[cfg(target_arch = "x86_64")]
+fn has_vaes_bit() -> bool {
+    (leaf7_ecx() >> 9) & 1 == 1
+}
+
 /// VPCLMULQDQ present (CPUID.(EAX=7,ECX=0):ECX\[10\]); cpufeatures'
 /// "vpclmulqdq" also requires zmm state, which AVX2-only CPUs with the
 /// instruction (Alder Lake, Zen 3) do not have: its `ymm` form needs only
@@ -126,6 +139,8 @@ const FORCED: Option<Backend> = if cfg!(sm4_backend = "soft") {
     Some(Backend::Soft)
 } else if cfg!(sm4_backend = "avx") {
     Some(Backend::Avx)
+} else if cfg!(sm4_backend = "vaes") {
+    Some(Backend::Vaes)
 } else if cfg!(sm4_backend = "gfni") {
     Some(Backend::Gfni)
 } else if cfg!(sm4_backend = "gfni256") {
@@ -140,9 +155,10 @@ const FORCED: Option<Backend> = if cfg!(sm4_backend = "soft") {
 
 impl Backend {
     /// Every backend, best first within each architecture.
-    pub const ALL: [Backend; 6] = [
+    pub const ALL: [Backend; 7] = [
         Backend::Gfni,
         Backend::Gfni256,
+        Backend::Vaes,
         Backend::Avx,
         Backend::Sm4ce,
         Backend::Neon,
@@ -154,6 +170,7 @@ impl Backend {
         match self {
             Backend::Soft => "soft",
             Backend::Avx => "avx",
+            Backend::Vaes => "vaes",
             Backend::Gfni => "gfni",
             Backend::Gfni256 => "gfni256",
             Backend::Neon => "neon",
@@ -171,6 +188,8 @@ impl Backend {
             Backend::Soft => true,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx => cpu_avx::get(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes => cpu_avx::get() && has_vaes_bit(),
             #[cfg(target_arch = "x86_64")]
             Backend::Gfni => cpu_gfni::get(),
             #[cfg(target_arch = "x86_64")]
@@ -197,11 +216,11 @@ impl Backend {
 pub enum GhashEngine {
     /// Portable, constant-time (integer multiplication with holes).
     Soft,
-    /// x86_64 PCLMULQDQ on `xmm` (beside `avx` and `gfni256`).
+    /// x86_64 PCLMULQDQ on `xmm` (beside `avx`, `vaes` and `gfni256`).
     Clmul,
     /// x86_64 VPCLMULQDQ on `zmm` (beside `gfni`).
     Vpclmul,
-    /// x86_64 VPCLMULQDQ on `ymm`, AVX2 only (beside `avx` and `gfni256`
+    /// x86_64 VPCLMULQDQ on `ymm`, AVX2 only (beside `avx`, `vaes` and `gfni256`
     /// where the CPU has VPCLMULQDQ: Ice Lake and later, Zen 3 and later).
     Vpclmul256,
     /// aarch64 PMULL (beside `neon` and `sm4ce` where the core has AES).
@@ -233,7 +252,9 @@ impl Backend {
     pub fn ghash_engines(self) -> impl Iterator<Item = GhashEngine> {
         let pairs: &[GhashEngine] = match self {
             Backend::Gfni => &[GhashEngine::Vpclmul],
-            Backend::Gfni256 | Backend::Avx => &[GhashEngine::Vpclmul256, GhashEngine::Clmul],
+            Backend::Gfni256 | Backend::Vaes | Backend::Avx => {
+                &[GhashEngine::Vpclmul256, GhashEngine::Clmul]
+            }
             Backend::Neon | Backend::Sm4ce => &[GhashEngine::Pmull, GhashEngine::Soft],
             Backend::Soft => &[GhashEngine::Soft],
         };
@@ -350,9 +371,9 @@ pub(crate) fn expand_key(key: &[u8; 16], b: Backend) -> [u32; 32] {
         // found GFNI and AVX2 (`Gfni` requires AVX-512F, which implies AVX2).
         Backend::Gfni | Backend::Gfni256 => unsafe { gfni256::expand_key(key) },
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `b` is only `Avx` after `Backend::is_available` found AVX2
-        // and AES-NI.
-        Backend::Avx => unsafe { avx::expand_key(key) },
+        // SAFETY: `b` is only `Avx` or `Vaes` after `Backend::is_available`
+        // found AVX2 and AES-NI.
+        Backend::Avx | Backend::Vaes => unsafe { avx::expand_key(key) },
         _ => soft::expand_key(key),
     }
 }
@@ -372,6 +393,9 @@ pub(crate) fn with_kernel<F: KernelClosure>(b: Backend, f: F) -> F::Output {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: see above.
         Backend::Avx => unsafe { avx::with_token(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Vaes => unsafe { vaes::with_token(f) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: see above.
         Backend::Sm4ce => unsafe { sm4ce::with_token(f) },
@@ -444,6 +468,20 @@ gcm_runner!(
 );
 #[cfg(target_arch = "x86_64")]
 gcm_runner!(
+    vaes_clmul,
+    vaes::Token(()),
+    crate::ghash::clmul::ClmulGhash,
+    "avx2,aes,vaes,pclmulqdq"
+);
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
+    vaes_vpclmul256,
+    vaes::Token(()),
+    crate::ghash::vpclmul256::Vpclmul256Ghash,
+    "avx2,aes,vaes,pclmulqdq,vpclmulqdq"
+);
+#[cfg(target_arch = "x86_64")]
+gcm_runner!(
     gfni256_vpclmul256,
     gfni256::Token(()),
     crate::ghash::vpclmul256::Vpclmul256Ghash,
@@ -503,6 +541,13 @@ pub(crate) fn with_gcm<F: GcmClosure>(g: GcmBackend, f: F) -> F::Output {
         // SAFETY: as above; `Avx` passed `cpu_avx` (AVX2, AES-NI and
         // PCLMULQDQ), the engine the VPCLMULQDQ bit.
         (Backend::Avx, GhashEngine::Vpclmul256) => unsafe { avx_vpclmul256(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above; `Vaes` passed `cpu_avx` and the VAES bit.
+        (Backend::Vaes, GhashEngine::Clmul) => unsafe { vaes_clmul(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above; `Vaes` passed `cpu_avx` and the VAES bit, the
+        // engine the VPCLMULQDQ bit.
+        (Backend::Vaes, GhashEngine::Vpclmul256) => unsafe { vaes_vpclmul256(f) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: as above; `Sm4ce` passed `cpu_sm4` and the engine
         // `cpu_pmull` (AES).
@@ -535,6 +580,9 @@ pub(crate) fn encrypt(b: Backend, rk: &[u32; 32], f: impl BlockCipherEncClosure<
         #[cfg(target_arch = "x86_64")]
         // SAFETY: see above.
         Backend::Avx => unsafe { avx::encrypt_with(rk, f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Vaes => unsafe { vaes::encrypt_with(rk, f) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: see above.
         Backend::Sm4ce => unsafe { sm4ce::encrypt_with(rk, f) },
@@ -559,6 +607,9 @@ pub(crate) fn decrypt(b: Backend, rk: &[u32; 32], f: impl BlockCipherDecClosure<
         #[cfg(target_arch = "x86_64")]
         // SAFETY: see above.
         Backend::Avx => unsafe { avx::decrypt_with(rk, f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: see above.
+        Backend::Vaes => unsafe { vaes::decrypt_with(rk, f) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: see above.
         Backend::Sm4ce => unsafe { sm4ce::decrypt_with(rk, f) },

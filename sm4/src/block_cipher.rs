@@ -42,7 +42,8 @@ impl Sm4 {
 }
 
 /// The name of the backend that [`Sm4::new`](KeyInit::new) picks on this CPU
-/// (`"gfni"`, `"gfni256"`, `"avx"`, `"sm4ce"`, `"neon"` or `"soft"`).
+/// (`"gfni"`, `"gfni256"`, `"vaes"`, `"avx"`, `"sm4ce"`, `"neon"` or
+/// `"soft"`).
 pub fn backend() -> &'static str {
     backends::detect().name()
 }

@@ -239,10 +239,12 @@ fn pairs_and_refusals() {
     for b in Backend::available() {
         let want = match b {
             Backend::Gfni => GhashEngine::Vpclmul,
-            Backend::Gfni256 | Backend::Avx if std::is_x86_feature_detected!("vpclmulqdq") => {
+            Backend::Gfni256 | Backend::Vaes | Backend::Avx
+                if std::is_x86_feature_detected!("vpclmulqdq") =>
+            {
                 GhashEngine::Vpclmul256
             }
-            Backend::Gfni256 | Backend::Avx => GhashEngine::Clmul,
+            Backend::Gfni256 | Backend::Vaes | Backend::Avx => GhashEngine::Clmul,
             _ => GhashEngine::Soft,
         };
         assert_eq!(b.ghash_engine(), want, "{}", b.name());
