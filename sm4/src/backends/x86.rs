@@ -284,8 +284,8 @@ macro_rules! chain_paths {
 
 /// The two entry points of an x86 kernel module, written once: `crypt_block`
 /// (the single-block path the modes' `encrypt_block` calls) and
-/// `crypt_blocks` (full batches of `4 * group` blocks, then the tail padded
-/// into one stack batch), over the module's own `one` and `groups::<G>`
+/// `crypt_blocks` (full batches of `4 * group` blocks, then a tail of whole
+/// groups in place, or any other tail padded into one stack batch), over the module's own `one` and `groups::<G>`
 /// (G groups of `group` blocks).
 macro_rules! x86_entry_points {
     (features = $features:literal, cpu = $cpu:literal, group = $group:literal) => {
@@ -352,6 +352,21 @@ macro_rules! x86_entry_points {
                     4 => return $lanes::<4>(rk, inp, out),)?
                     _ => {}
                 }
+            }
+            if rest % $group == 0 {
+                // Whole groups: straight from the input to the output, no
+                // copy through the stack buffer.
+                // SAFETY: `rest` blocks remain at `done` in both buffers,
+                // equal or disjoint; `rest / group` groups span them.
+                unsafe {
+                    let (inp, out) = (inp.add(16 * done), out.add(16 * done));
+                    match rest / $group {
+                        1 => groups::<1>(rk, inp, out),
+                        2 => groups::<2>(rk, inp, out),
+                        _ => groups::<3>(rk, inp, out),
+                    }
+                }
+                return;
             }
             let mut buf = [0u8; 16 * BATCH];
             // SAFETY: `rest` blocks remain readable at `done`; `buf` is a
