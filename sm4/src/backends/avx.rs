@@ -1,5 +1,7 @@
-//! x86_64 AES-NI + AVX2 kernel, for CPUs without GFNI (Haswell to Skylake,
-//! Zen 1-3).
+//! x86_64 AES-NI + AVX2 kernel, for CPUs without GFNI or VAES (Haswell to
+//! Skylake, Zen 1-2); its rounds also serve the `vaes` kernel (Zen 3,
+//! `vaes.rs`), whose 8-block groups take one `VAESENCLAST` per round
+//! instead of two `AESENCLAST`s (the `VAES` const parameter).
 //!
 //! Same layout and state representation as `gfni256.rs`: four words of 8
 //! blocks per group in four ymm registers, kept in the AES-field basis
@@ -29,7 +31,8 @@
 //!
 //! Uses the block type, the key schedule, the x86 primitives
 //! (`crate::simd::x86`), the contract and what the x86 kernels share
-//! (`backends::x86`); its `impl Kernel` is the `kernel_token!` at the end.
+//! (`backends::x86`); its `impl Kernel` is the `kernel_token!` in the
+//! `avx_kernel!` expansion near the end.
 
 use crate::block::Blk;
 use crate::kernel::{LazyStage, cbc_stages, cfb_stages};
@@ -515,11 +518,12 @@ fn crypt_groups<const VAES: bool, const G: usize>(
 /// stores: no stage, copy or separate XOR pass. Every block the rounds
 /// read is loaded before the first store; CBC's stores run from the last
 /// pair of blocks to the first, so that the ciphertext block each XOR
-/// reads is not yet overwritten when `inp == out`.
+/// reads is not yet overwritten when `inp == out`. `VAES`: as in
+/// [`run_groups`].
 ///
 /// # Safety
 /// `inp` is readable and `out` writable for `8 * G` blocks; they are equal
-/// or disjoint.
+/// or disjoint; with `VAES`, the CPU has VAES.
 #[inline]
 #[target_feature(enable = "avx2,aes")]
 pub(crate) unsafe fn groups_chained<const VAES: bool, const G: usize, const CFB: bool>(
