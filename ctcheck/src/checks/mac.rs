@@ -7,7 +7,7 @@ use sm4_simd::Backend;
 
 use super::{LENGTHS, Tally, public, secret_array, secret_vec};
 
-/// Not run: valgrind cannot execute GFNI or AVX-512.
+/// Not run: valgrind cannot execute GFNI, AVX-512 or VAES.
 const SKIPPED: [Backend; 3] = [Backend::Gfni, Backend::Gfni256, Backend::Vaes];
 
 pub(super) fn check(tally: &mut Tally) {

@@ -13,7 +13,7 @@ use sm4_simd::{
 
 use super::{LENGTHS, Tally, public, secret, secret_array, secret_vec};
 
-/// Not run: valgrind cannot execute GFNI, AVX-512 or VPCLMULQDQ.
+/// Not run: valgrind cannot execute GFNI, AVX-512, VAES or VPCLMULQDQ.
 const SKIPPED: [Backend; 3] = [Backend::Gfni, Backend::Gfni256, Backend::Vaes];
 const SKIPPED_GHASH: [GhashEngine; 2] = [GhashEngine::Vpclmul, GhashEngine::Vpclmul256];
 

@@ -285,8 +285,8 @@ macro_rules! chain_paths {
 /// The two entry points of an x86 kernel module, written once: `crypt_block`
 /// (the single-block path the modes' `encrypt_block` calls) and
 /// `crypt_blocks` (full batches of `4 * group` blocks, then a tail of whole
-/// groups in place, or any other tail padded into one stack batch), over the module's own `one` and `groups::<G>`
-/// (G groups of `group` blocks).
+/// groups in place, or any other tail padded into one stack batch), over
+/// the module's own `one` and `groups::<G>` (G groups of `group` blocks).
 macro_rules! x86_entry_points {
     (features = $features:literal, cpu = $cpu:literal, group = $group:literal) => {
         $crate::backends::x86::x86_entry_points!(
@@ -353,39 +353,37 @@ macro_rules! x86_entry_points {
                     _ => {}
                 }
             }
-            if rest % $group == 0 {
-                // Whole groups: straight from the input to the output, no
-                // copy through the stack buffer.
-                // SAFETY: `rest` blocks remain at `done` in both buffers,
-                // equal or disjoint; `rest / group` groups span them.
-                unsafe {
-                    let (inp, out) = (inp.add(16 * done), out.add(16 * done));
-                    match rest / $group {
-                        1 => groups::<1>(rk, inp, out),
-                        2 => groups::<2>(rk, inp, out),
-                        _ => groups::<3>(rk, inp, out),
-                    }
-                }
-                return;
-            }
+            // Whole groups run straight from the input to the output; any
+            // other tail is padded into a stack batch and copied back.
+            let whole = rest % $group == 0;
             let mut buf = [0u8; 16 * BATCH];
-            // SAFETY: `rest` blocks remain readable at `done`; `buf` is a
-            // separate local buffer of BATCH blocks.
-            unsafe {
-                core::ptr::copy_nonoverlapping(inp.add(16 * done), buf.as_mut_ptr(), 16 * rest)
+            // SAFETY: `rest` blocks remain at `done` in both buffers, equal
+            // or disjoint; `buf` is a separate local buffer of BATCH blocks.
+            let (src, dst) = unsafe {
+                let (inp, out) = (inp.add(16 * done), out.add(16 * done));
+                if whole {
+                    (inp, out)
+                } else {
+                    core::ptr::copy_nonoverlapping(inp, buf.as_mut_ptr(), 16 * rest);
+                    let p = buf.as_mut_ptr();
+                    (p.cast_const(), p)
+                }
             };
-            let p = buf.as_mut_ptr();
-            // SAFETY: `buf` holds BATCH blocks, in place.
+            // SAFETY: `src` / `dst` hold `rest` blocks rounded up to whole
+            // groups (whole already, or the BATCH blocks of `buf`), equal or
+            // disjoint.
             unsafe {
                 match rest.div_ceil($group) {
-                    1 => groups::<1>(rk, p, p),
-                    2 => groups::<2>(rk, p, p),
-                    3 => groups::<3>(rk, p, p),
-                    _ => $batch(rk, p, p),
+                    1 => groups::<1>(rk, src, dst),
+                    2 => groups::<2>(rk, src, dst),
+                    3 => groups::<3>(rk, src, dst),
+                    _ => $batch(rk, src, dst),
                 }
             }
-            // SAFETY: `rest` blocks remain writable at `done`.
-            unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
+            if !whole {
+                // SAFETY: `rest` blocks remain writable at `done`.
+                unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(16 * done), 16 * rest) };
+            }
         }
 
         /// Encrypt or decrypt the first `n` (1 to 4) of four blocks in
