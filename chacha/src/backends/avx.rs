@@ -4,7 +4,7 @@
 //! first column round's three counter-independent quarter rounds computed
 //! once per message),
 //! 8 blocks per pass with one state in all sixteen ymm registers,
-//! 2- and 4-block row-layout ymm passes and a 1-block row-layout xmm path
+//! 2-, 4- and 6-block row-layout ymm passes and a 1-block row-layout xmm path
 //! for short inputs and tails.
 
 use core::arch::x86_64::*;
@@ -989,7 +989,7 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
         };
         i += 16;
     }
-    while n - i >= 8 {
+    if n - i > 8 {
         // SAFETY: blocks i..i + 8 lie inside the buffer of n blocks.
         unsafe {
             pass8::<false>(
@@ -1005,21 +1005,50 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
         };
         i += 8;
     }
-    let r = n - i;
-    let c = ctr.wrapping_add(i as u64);
-    let (pin, pout) = (inp.wrapping_add(64 * i), out.wrapping_add(64 * i));
-    if r > 4 {
-        // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { pass8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
-    } else if r > 2 {
-        // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<2>(s, c, legacy, dr, pin, pout, r) };
-    } else if r > 1 {
-        // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<1>(s, c, legacy, dr, pin, pout, r) };
-    } else if r == 1 {
-        // SAFETY: block i lies inside the buffer.
-        unsafe { block1(s, c, legacy, dr, pin, pout) };
+    // SAFETY: blocks i..n (at most 8) lie inside the buffer.
+    unsafe {
+        up_to_8(
+            s,
+            ctr.wrapping_add(i as u64),
+            legacy,
+            dr,
+            inp.wrapping_add(64 * i),
+            out.wrapping_add(64 * i),
+            n - i,
+        )
+    };
+}
+
+/// `n` blocks (0..=8) through the pass that suits the count.
+///
+/// # Safety
+/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
+#[inline]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn up_to_8(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    inp: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    // SAFETY: every arm stays inside the caller's `64 * n` bytes (`rows`
+    // and `pass8` store only blocks below `n`).
+    unsafe {
+        match n {
+            0 => {}
+            1 => block1(s, ctr, legacy, dr, inp, out),
+            2 => rows::<1>(s, ctr, legacy, dr, inp, out, n),
+            3..=4 => rows::<2>(s, ctr, legacy, dr, inp, out, n),
+            // Three independent two-block chains finish before the 8-block
+            // pass for 5 and 6 blocks (not for 7 or 8: four chains
+            // outrun the vector ports).
+            5..=6 => rows::<3>(s, ctr, legacy, dr, inp, out, n),
+            _ => pass8::<false>(s, ctr, legacy, dr, inp, out, n, core::ptr::null_mut()),
+        }
     }
 }
 
