@@ -290,17 +290,15 @@ pub(crate) fn xor_blocks_ks(
     debug_assert_eq!(buf.len() % 64, 0);
     match backend {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512 if buf.len() >= 128 => {
+        Backend::Avx512 => {
             avx512::xor_blocks_ks::<false>(state, ctr, legacy, double_rounds, buf, ks)
         }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512Zmm if buf.len() >= 128 => {
+        Backend::Avx512Zmm => {
             avx512::xor_blocks_ks::<true>(state, ctr, legacy, double_rounds, buf, ks)
         }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx if buf.len() >= 128 => {
-            avx::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks)
-        }
+        Backend::Avx => avx::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks),
         _ => {
             let _ = ks;
             xor_blocks(backend, state, ctr, legacy, double_rounds, buf);

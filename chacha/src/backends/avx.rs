@@ -857,12 +857,16 @@ macro_rules! row_layout_fns {
     ($features:literal, [$($generics:tt)*], $rounds:expr) => {
         /// Up to `2 * SETS` blocks (`n` in 1..=2 * SETS) in row layout, two blocks
         /// per ymm set; the sets are independent, so their rounds overlap.
+        /// With `KS` and `ks` not null (and `n < 2 * SETS`), block `n`'s
+        /// keystream goes to `ks`.
         ///
         /// # Safety
-        /// `inp` and `out` valid for `64 * n` bytes; the CPU has the features the macro names.
+        /// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for
+        /// 64 bytes; the CPU has the features the macro names.
         #[inline]
         #[target_feature(enable = $features)]
-        unsafe fn rows<const SETS: usize>(
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn rows<const SETS: usize, const KS: bool>(
             s: &[u32; 16],
             ctr: u64,
             legacy: bool,
@@ -870,6 +874,7 @@ macro_rules! row_layout_fns {
             inp: *const u8,
             out: *mut u8,
             n: usize,
+            ks: *mut u8,
         ) {
             // Word 12 (and 13 for the legacy layout) as one 64-bit lane per block:
             // a 64-bit add gives every block its counter. In the RFC 8439 layout a
@@ -903,33 +908,23 @@ macro_rules! row_layout_fns {
                     add8(x[k][2], v[k][2]),
                     add8(x[k][3], v[k][3]),
                 ];
-                if 2 * k < n {
-                    // SAFETY: block 2k < n lies inside the caller's 64 * n bytes.
-                    unsafe {
-                        xor_store256(inp, out, 128 * k, _mm256_permute2x128_si256::<0x20>(a, b));
-                        xor_store256(
-                            inp,
-                            out,
-                            128 * k + 32,
-                            _mm256_permute2x128_si256::<0x20>(c, d),
-                        );
-                    }
-                }
-                if 2 * k + 1 < n {
-                    // SAFETY: block 2k + 1 < n lies inside the caller's 64 * n bytes.
-                    unsafe {
-                        xor_store256(
-                            inp,
-                            out,
-                            128 * k + 64,
-                            _mm256_permute2x128_si256::<0x31>(a, b),
-                        );
-                        xor_store256(
-                            inp,
-                            out,
-                            128 * k + 96,
-                            _mm256_permute2x128_si256::<0x31>(c, d),
-                        );
+                for (idx, sel) in [(2 * k, false), (2 * k + 1, true)] {
+                    if idx < n || (KS && idx == n && !ks.is_null()) {
+                        let (lo, hi) = if sel {
+                            (
+                                _mm256_permute2x128_si256::<0x31>(a, b),
+                                _mm256_permute2x128_si256::<0x31>(c, d),
+                            )
+                        } else {
+                            (
+                                _mm256_permute2x128_si256::<0x20>(a, b),
+                                _mm256_permute2x128_si256::<0x20>(c, d),
+                            )
+                        };
+                        // SAFETY: block idx < n lies inside the caller's
+                        // 64 * n bytes; `ks` is valid for 64 bytes when
+                        // not null.
+                        unsafe { put(inp, out, idx, n, ks, lo, hi) };
                     }
                 }
             }
@@ -1035,19 +1030,20 @@ unsafe fn up_to_8(
     out: *mut u8,
     n: usize,
 ) {
+    let null = core::ptr::null_mut();
     // SAFETY: every arm stays inside the caller's `64 * n` bytes (`rows`
     // and `pass8` store only blocks below `n`).
     unsafe {
         match n {
             0 => {}
             1 => block1(s, ctr, legacy, dr, inp, out),
-            2 => rows::<1>(s, ctr, legacy, dr, inp, out, n),
-            3..=4 => rows::<2>(s, ctr, legacy, dr, inp, out, n),
+            2 => rows::<1, false>(s, ctr, legacy, dr, inp, out, n, null),
+            3..=4 => rows::<2, false>(s, ctr, legacy, dr, inp, out, n, null),
             // Three independent two-block chains finish before the 8-block
             // pass for 5 and 6 blocks (not for 7 or 8: four chains
             // outrun the vector ports).
-            5..=6 => rows::<3>(s, ctr, legacy, dr, inp, out, n),
-            _ => pass8::<false>(s, ctr, legacy, dr, inp, out, n, core::ptr::null_mut()),
+            5..=6 => rows::<3, false>(s, ctr, legacy, dr, inp, out, n, null),
+            _ => pass8::<false>(s, ctr, legacy, dr, inp, out, n, null),
         }
     }
 }
@@ -1070,9 +1066,9 @@ pub(crate) fn xor_blocks(
     }
 }
 
-/// Like [`xor_blocks`] (`buf` of at least two blocks), and when the last
-/// pass has a spare lane, the keystream of the block after `buf` goes to
-/// `ks`; returns whether it did.
+/// Like [`xor_blocks`], and when the last pass has a spare lane (the
+/// block count is not a multiple of 8), the keystream of the block after
+/// `buf` goes to `ks`; returns whether it did.
 pub(crate) fn xor_blocks_ks(
     s: &[u32; 16],
     ctr: u64,
@@ -1083,7 +1079,7 @@ pub(crate) fn xor_blocks_ks(
 ) -> bool {
     let n = buf.len() / 64;
     let r = n % 8;
-    if !(5..=7).contains(&r) {
+    if r == 0 {
         xor_blocks(s, ctr, legacy, dr, buf);
         return false;
     }
@@ -1110,8 +1106,16 @@ fn tail_ks(
 ) {
     let r = buf.len() / 64;
     let (inp, out) = buf.into_raw();
-    // SAFETY: `r` (< 8) blocks lie inside the buffer; `ks` holds 64 bytes.
-    unsafe { pass8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    let ks = ks.as_mut_ptr();
+    // SAFETY: `r` (1..8) blocks lie inside the buffer; `ks` holds 64 bytes.
+    unsafe {
+        match r {
+            ..=1 => rows::<1, true>(s, ctr, legacy, dr, inp, out, r, ks),
+            2..=3 => rows::<2, true>(s, ctr, legacy, dr, inp, out, r, ks),
+            4..=5 => rows::<3, true>(s, ctr, legacy, dr, inp, out, r, ks),
+            _ => pass8::<true>(s, ctr, legacy, dr, inp, out, r, ks),
+        }
+    }
 }
 
 #[inline(never)]

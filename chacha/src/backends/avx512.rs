@@ -1174,10 +1174,10 @@ fn xor_blocks_inner<const ZMM: bool>(
         unsafe { pass8::<false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r > 2 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<2>(s, c, legacy, dr, pin, pout, r) };
+        unsafe { rows::<2, false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
-        unsafe { rows::<1>(s, c, legacy, dr, pin, pout, r) };
+        unsafe { rows::<1, false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
         unsafe { block1::<ZMM>(s, c, legacy, dr, pin, pout) };
@@ -1204,9 +1204,10 @@ pub(crate) fn xor_blocks<const ZMM: bool>(
     }
 }
 
-/// Like [`xor_blocks`] (`buf` of at least two blocks), and when the last
-/// pass has a spare lane, the keystream of the block after `buf` goes to
-/// `ks` (a partial last block costs no extra pass); returns whether it did.
+/// Like [`xor_blocks`], and when the last pass has a spare lane (the
+/// block count is not a multiple of 8), the keystream of the block after
+/// `buf` goes to `ks` (a partial last block costs no extra pass); returns
+/// whether it did.
 pub(crate) fn xor_blocks_ks<const ZMM: bool>(
     s: &[u32; 16],
     ctr: u64,
@@ -1217,7 +1218,7 @@ pub(crate) fn xor_blocks_ks<const ZMM: bool>(
 ) -> bool {
     let n = buf.len() / 64;
     let r = n % 16;
-    if !((5..=7).contains(&r) || (9..=15).contains(&r)) {
+    if r == 0 || r == 8 {
         xor_blocks::<ZMM>(s, ctr, legacy, dr, buf);
         return false;
     }
@@ -1250,6 +1251,12 @@ fn tail_ks<const ZMM: bool>(
     } else if r > 8 {
         // SAFETY: `r` blocks lie inside the buffer; `ks` holds 64 bytes.
         unsafe { pass2x8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    } else if r <= 1 {
+        // SAFETY: `r` (1) block lies inside the buffer; `ks` holds 64 bytes.
+        unsafe { rows::<1, true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+    } else if r <= 3 {
+        // SAFETY: `r` (2 or 3) blocks lie inside the buffer; `ks` holds 64 bytes.
+        unsafe { rows::<2, true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
     } else if ZMM {
         // SAFETY: `r` (< 8) blocks lie inside the buffer; `ks` holds 64 bytes.
         unsafe { rows_zmm(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
