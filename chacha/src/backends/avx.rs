@@ -193,14 +193,64 @@ static ROT8: [u8; 32] = [
     12, 13, 14,
 ];
 
-/// One double round on the transposed 8-block state, in inline assembly:
-/// the sixteen state vectors fill all sixteen ymm registers, so the
-/// 12- and 7-bit rotations borrow the register of word 0 (parked in
-/// `spill` while the c/b steps run, which do not read it), and the byte
-/// rotations are one `vpshufb` each with the mask in memory. Written with
-/// intrinsics, the compiler spilled state words inside the rounds (store
-/// to load latency on the chains), kept the masks in registers, and
-/// rewrote the byte rotations into two shuffles each.
+/// Two quarter rounds of [`dround8`], step by step: words (`$a0`, `$b0`,
+/// `$c0`, `$d0`) and (`$a1`, `$b1`, `$c1`, `$d1`) as ymm registers, `$t`
+/// a free register (holding each byte-rotation mask, then the 12- and
+/// 7-bit rotations' shifted copies).
+#[rustfmt::skip]
+macro_rules! pair8 {
+    ($a0:literal, $b0:literal, $c0:literal, $d0:literal,
+     $a1:literal, $b1:literal, $c1:literal, $d1:literal, $t:literal) => {
+        concat!(
+            "vmovdqu ", $t, ", ymmword ptr [{m16}]\n",
+            "vpaddd ", $a0, ", ", $a0, ", ", $b0, "\n",
+            "vpaddd ", $a1, ", ", $a1, ", ", $b1, "\n",
+            "vpxor ", $d0, ", ", $d0, ", ", $a0, "\n",
+            "vpxor ", $d1, ", ", $d1, ", ", $a1, "\n",
+            "vpshufb ", $d0, ", ", $d0, ", ", $t, "\n",
+            "vpshufb ", $d1, ", ", $d1, ", ", $t, "\n",
+            "vpaddd ", $c0, ", ", $c0, ", ", $d0, "\n",
+            "vpaddd ", $c1, ", ", $c1, ", ", $d1, "\n",
+            "vpxor ", $b0, ", ", $b0, ", ", $c0, "\n",
+            "vpxor ", $b1, ", ", $b1, ", ", $c1, "\n",
+            "vpsrld ", $t, ", ", $b0, ", 20\n",
+            "vpslld ", $b0, ", ", $b0, ", 12\n",
+            "vpor ", $b0, ", ", $b0, ", ", $t, "\n",
+            "vpsrld ", $t, ", ", $b1, ", 20\n",
+            "vpslld ", $b1, ", ", $b1, ", 12\n",
+            "vpor ", $b1, ", ", $b1, ", ", $t, "\n",
+            "vmovdqu ", $t, ", ymmword ptr [{m8}]\n",
+            "vpaddd ", $a0, ", ", $a0, ", ", $b0, "\n",
+            "vpaddd ", $a1, ", ", $a1, ", ", $b1, "\n",
+            "vpxor ", $d0, ", ", $d0, ", ", $a0, "\n",
+            "vpxor ", $d1, ", ", $d1, ", ", $a1, "\n",
+            "vpshufb ", $d0, ", ", $d0, ", ", $t, "\n",
+            "vpshufb ", $d1, ", ", $d1, ", ", $t, "\n",
+            "vpaddd ", $c0, ", ", $c0, ", ", $d0, "\n",
+            "vpaddd ", $c1, ", ", $c1, ", ", $d1, "\n",
+            "vpxor ", $b0, ", ", $b0, ", ", $c0, "\n",
+            "vpxor ", $b1, ", ", $b1, ", ", $c1, "\n",
+            "vpsrld ", $t, ", ", $b0, ", 25\n",
+            "vpslld ", $b0, ", ", $b0, ", 7\n",
+            "vpor ", $b0, ", ", $b0, ", ", $t, "\n",
+            "vpsrld ", $t, ", ", $b1, ", 25\n",
+            "vpslld ", $b1, ", ", $b1, ", 7\n",
+            "vpor ", $b1, ", ", $b1, ", ", $t, "\n",
+        )
+    };
+}
+
+/// One double round on the transposed 8-block state, in inline assembly,
+/// as four pairs of quarter rounds. The sixteen state vectors and a
+/// scratch register need seventeen ymm registers, so one word that the
+/// running pair does not touch waits in `spill`: word 15 during column
+/// quarter rounds 0-1 (and on entry and exit: the caller parks it), word 8
+/// during column 2-3 and diagonal 0-1, word 15 again during diagonal 2-3.
+/// On the Zen 4 this ran 8-block messages ~4.5% faster (TSC cycles, ten
+/// alternating runs) than all four quarter rounds step by step with word 0
+/// parked around each c/b step (four stores and four loads per double round
+/// against two and two). Written with intrinsics, the compiler spilled
+/// state words inside the rounds (store-to-load latency on the chains).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn dround8(x: &mut [__m256i; 16], spill: &mut __m256i) {
@@ -209,142 +259,14 @@ fn dround8(x: &mut [__m256i; 16], spill: &mut __m256i) {
     // registers, the two 32-byte static masks, and the 32 bytes of `spill`.
     unsafe {
         core::arch::asm!(
-            "vpaddd {x0}, {x0}, {x4}",
-            "vpaddd {x1}, {x1}, {x5}",
-            "vpaddd {x2}, {x2}, {x6}",
-            "vpaddd {x3}, {x3}, {x7}",
-            "vpxor {x12}, {x12}, {x0}",
-            "vpxor {x13}, {x13}, {x1}",
-            "vpxor {x14}, {x14}, {x2}",
-            "vpxor {x15}, {x15}, {x3}",
-            "vpshufb {x12}, {x12}, ymmword ptr [{m16}]",
-            "vpshufb {x13}, {x13}, ymmword ptr [{m16}]",
-            "vpshufb {x14}, {x14}, ymmword ptr [{m16}]",
-            "vpshufb {x15}, {x15}, ymmword ptr [{m16}]",
-            "vmovdqu ymmword ptr [{sp}], {x0}",
-            "vpaddd {x8}, {x8}, {x12}",
-            "vpaddd {x9}, {x9}, {x13}",
-            "vpaddd {x10}, {x10}, {x14}",
-            "vpaddd {x11}, {x11}, {x15}",
-            "vpxor {x4}, {x4}, {x8}",
-            "vpxor {x5}, {x5}, {x9}",
-            "vpxor {x6}, {x6}, {x10}",
-            "vpxor {x7}, {x7}, {x11}",
-            "vpsrld {x0}, {x4}, 20",
-            "vpslld {x4}, {x4}, 12",
-            "vpor {x4}, {x4}, {x0}",
-            "vpsrld {x0}, {x5}, 20",
-            "vpslld {x5}, {x5}, 12",
-            "vpor {x5}, {x5}, {x0}",
-            "vpsrld {x0}, {x6}, 20",
-            "vpslld {x6}, {x6}, 12",
-            "vpor {x6}, {x6}, {x0}",
-            "vpsrld {x0}, {x7}, 20",
-            "vpslld {x7}, {x7}, 12",
-            "vpor {x7}, {x7}, {x0}",
-            "vmovdqu {x0}, ymmword ptr [{sp}]",
-            "vpaddd {x0}, {x0}, {x4}",
-            "vpaddd {x1}, {x1}, {x5}",
-            "vpaddd {x2}, {x2}, {x6}",
-            "vpaddd {x3}, {x3}, {x7}",
-            "vpxor {x12}, {x12}, {x0}",
-            "vpxor {x13}, {x13}, {x1}",
-            "vpxor {x14}, {x14}, {x2}",
-            "vpxor {x15}, {x15}, {x3}",
-            "vpshufb {x12}, {x12}, ymmword ptr [{m8}]",
-            "vpshufb {x13}, {x13}, ymmword ptr [{m8}]",
-            "vpshufb {x14}, {x14}, ymmword ptr [{m8}]",
-            "vpshufb {x15}, {x15}, ymmword ptr [{m8}]",
-            "vmovdqu ymmword ptr [{sp}], {x0}",
-            "vpaddd {x8}, {x8}, {x12}",
-            "vpaddd {x9}, {x9}, {x13}",
-            "vpaddd {x10}, {x10}, {x14}",
-            "vpaddd {x11}, {x11}, {x15}",
-            "vpxor {x4}, {x4}, {x8}",
-            "vpxor {x5}, {x5}, {x9}",
-            "vpxor {x6}, {x6}, {x10}",
-            "vpxor {x7}, {x7}, {x11}",
-            "vpsrld {x0}, {x4}, 25",
-            "vpslld {x4}, {x4}, 7",
-            "vpor {x4}, {x4}, {x0}",
-            "vpsrld {x0}, {x5}, 25",
-            "vpslld {x5}, {x5}, 7",
-            "vpor {x5}, {x5}, {x0}",
-            "vpsrld {x0}, {x6}, 25",
-            "vpslld {x6}, {x6}, 7",
-            "vpor {x6}, {x6}, {x0}",
-            "vpsrld {x0}, {x7}, 25",
-            "vpslld {x7}, {x7}, 7",
-            "vpor {x7}, {x7}, {x0}",
-            "vmovdqu {x0}, ymmword ptr [{sp}]",
-            "vpaddd {x0}, {x0}, {x5}",
-            "vpaddd {x1}, {x1}, {x6}",
-            "vpaddd {x2}, {x2}, {x7}",
-            "vpaddd {x3}, {x3}, {x4}",
-            "vpxor {x15}, {x15}, {x0}",
-            "vpxor {x12}, {x12}, {x1}",
-            "vpxor {x13}, {x13}, {x2}",
-            "vpxor {x14}, {x14}, {x3}",
-            "vpshufb {x15}, {x15}, ymmword ptr [{m16}]",
-            "vpshufb {x12}, {x12}, ymmword ptr [{m16}]",
-            "vpshufb {x13}, {x13}, ymmword ptr [{m16}]",
-            "vpshufb {x14}, {x14}, ymmword ptr [{m16}]",
-            "vmovdqu ymmword ptr [{sp}], {x0}",
-            "vpaddd {x10}, {x10}, {x15}",
-            "vpaddd {x11}, {x11}, {x12}",
-            "vpaddd {x8}, {x8}, {x13}",
-            "vpaddd {x9}, {x9}, {x14}",
-            "vpxor {x5}, {x5}, {x10}",
-            "vpxor {x6}, {x6}, {x11}",
-            "vpxor {x7}, {x7}, {x8}",
-            "vpxor {x4}, {x4}, {x9}",
-            "vpsrld {x0}, {x5}, 20",
-            "vpslld {x5}, {x5}, 12",
-            "vpor {x5}, {x5}, {x0}",
-            "vpsrld {x0}, {x6}, 20",
-            "vpslld {x6}, {x6}, 12",
-            "vpor {x6}, {x6}, {x0}",
-            "vpsrld {x0}, {x7}, 20",
-            "vpslld {x7}, {x7}, 12",
-            "vpor {x7}, {x7}, {x0}",
-            "vpsrld {x0}, {x4}, 20",
-            "vpslld {x4}, {x4}, 12",
-            "vpor {x4}, {x4}, {x0}",
-            "vmovdqu {x0}, ymmword ptr [{sp}]",
-            "vpaddd {x0}, {x0}, {x5}",
-            "vpaddd {x1}, {x1}, {x6}",
-            "vpaddd {x2}, {x2}, {x7}",
-            "vpaddd {x3}, {x3}, {x4}",
-            "vpxor {x15}, {x15}, {x0}",
-            "vpxor {x12}, {x12}, {x1}",
-            "vpxor {x13}, {x13}, {x2}",
-            "vpxor {x14}, {x14}, {x3}",
-            "vpshufb {x15}, {x15}, ymmword ptr [{m8}]",
-            "vpshufb {x12}, {x12}, ymmword ptr [{m8}]",
-            "vpshufb {x13}, {x13}, ymmword ptr [{m8}]",
-            "vpshufb {x14}, {x14}, ymmword ptr [{m8}]",
-            "vmovdqu ymmword ptr [{sp}], {x0}",
-            "vpaddd {x10}, {x10}, {x15}",
-            "vpaddd {x11}, {x11}, {x12}",
-            "vpaddd {x8}, {x8}, {x13}",
-            "vpaddd {x9}, {x9}, {x14}",
-            "vpxor {x5}, {x5}, {x10}",
-            "vpxor {x6}, {x6}, {x11}",
-            "vpxor {x7}, {x7}, {x8}",
-            "vpxor {x4}, {x4}, {x9}",
-            "vpsrld {x0}, {x5}, 25",
-            "vpslld {x5}, {x5}, 7",
-            "vpor {x5}, {x5}, {x0}",
-            "vpsrld {x0}, {x6}, 25",
-            "vpslld {x6}, {x6}, 7",
-            "vpor {x6}, {x6}, {x0}",
-            "vpsrld {x0}, {x7}, 25",
-            "vpslld {x7}, {x7}, 7",
-            "vpor {x7}, {x7}, {x0}",
-            "vpsrld {x0}, {x4}, 25",
-            "vpslld {x4}, {x4}, 7",
-            "vpor {x4}, {x4}, {x0}",
-            "vmovdqu {x0}, ymmword ptr [{sp}]",
+            pair8!("{x0}", "{x4}", "{x8}", "{x12}", "{x1}", "{x5}", "{x9}", "{x13}", "{x15}"),
+            "vmovdqu {x15}, ymmword ptr [{sp}]",
+            "vmovdqu ymmword ptr [{sp}], {x8}",
+            pair8!("{x2}", "{x6}", "{x10}", "{x14}", "{x3}", "{x7}", "{x11}", "{x15}", "{x8}"),
+            pair8!("{x0}", "{x5}", "{x10}", "{x15}", "{x1}", "{x6}", "{x11}", "{x12}", "{x8}"),
+            "vmovdqu {x8}, ymmword ptr [{sp}]",
+            "vmovdqu ymmword ptr [{sp}], {x15}",
+            pair8!("{x2}", "{x7}", "{x8}", "{x13}", "{x3}", "{x4}", "{x9}", "{x14}", "{x15}"),
             x0 = inout(ymm_reg) x[0],
             x1 = inout(ymm_reg) x[1],
             x2 = inout(ymm_reg) x[2],
@@ -626,11 +548,13 @@ unsafe fn pass8<const KS: bool>(
     let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
     let v = splat8(s, &lo, &hi);
     let mut x = v;
-    let mut spill = _mm256_setzero_si256();
+    // Word 15 waits in `spill` between the double rounds (see `dround8`).
+    let mut spill = x[15];
     align_loop!();
     for _ in 0..dr {
         dround8(&mut x, &mut spill);
     }
+    x[15] = spill;
     // SAFETY: per this function's contract.
     unsafe { finish8::<KS>(&x, &v, inp, out, n, ks) };
 }
