@@ -202,7 +202,17 @@ macro_rules! pair8 {
     ($a0:literal, $b0:literal, $c0:literal, $d0:literal,
      $a1:literal, $b1:literal, $c1:literal, $d1:literal, $t:literal) => {
         concat!(
-            "vmovdqu ", $t, ", ymmword ptr [{m16}]\n",
+            pair8!(@half $a0, $b0, $c0, $d0, $a1, $b1, $c1, $d1, $t, "{m16}", 20, 12),
+            pair8!(@half $a0, $b0, $c0, $d0, $a1, $b1, $c1, $d1, $t, "{m8}", 25, 7),
+        )
+    };
+    // a += b; d ^= a; d rotated by the mask `$m`'s bytes; c += d; b ^= c;
+    // b <<<= `$l` (`$r` = 32 - `$l`).
+    (@half $a0:literal, $b0:literal, $c0:literal, $d0:literal,
+     $a1:literal, $b1:literal, $c1:literal, $d1:literal, $t:literal,
+     $m:literal, $r:literal, $l:literal) => {
+        concat!(
+            "vmovdqu ", $t, ", ymmword ptr [", $m, "]\n",
             "vpaddd ", $a0, ", ", $a0, ", ", $b0, "\n",
             "vpaddd ", $a1, ", ", $a1, ", ", $b1, "\n",
             "vpxor ", $d0, ", ", $d0, ", ", $a0, "\n",
@@ -213,28 +223,11 @@ macro_rules! pair8 {
             "vpaddd ", $c1, ", ", $c1, ", ", $d1, "\n",
             "vpxor ", $b0, ", ", $b0, ", ", $c0, "\n",
             "vpxor ", $b1, ", ", $b1, ", ", $c1, "\n",
-            "vpsrld ", $t, ", ", $b0, ", 20\n",
-            "vpslld ", $b0, ", ", $b0, ", 12\n",
+            "vpsrld ", $t, ", ", $b0, ", ", $r, "\n",
+            "vpslld ", $b0, ", ", $b0, ", ", $l, "\n",
             "vpor ", $b0, ", ", $b0, ", ", $t, "\n",
-            "vpsrld ", $t, ", ", $b1, ", 20\n",
-            "vpslld ", $b1, ", ", $b1, ", 12\n",
-            "vpor ", $b1, ", ", $b1, ", ", $t, "\n",
-            "vmovdqu ", $t, ", ymmword ptr [{m8}]\n",
-            "vpaddd ", $a0, ", ", $a0, ", ", $b0, "\n",
-            "vpaddd ", $a1, ", ", $a1, ", ", $b1, "\n",
-            "vpxor ", $d0, ", ", $d0, ", ", $a0, "\n",
-            "vpxor ", $d1, ", ", $d1, ", ", $a1, "\n",
-            "vpshufb ", $d0, ", ", $d0, ", ", $t, "\n",
-            "vpshufb ", $d1, ", ", $d1, ", ", $t, "\n",
-            "vpaddd ", $c0, ", ", $c0, ", ", $d0, "\n",
-            "vpaddd ", $c1, ", ", $c1, ", ", $d1, "\n",
-            "vpxor ", $b0, ", ", $b0, ", ", $c0, "\n",
-            "vpxor ", $b1, ", ", $b1, ", ", $c1, "\n",
-            "vpsrld ", $t, ", ", $b0, ", 25\n",
-            "vpslld ", $b0, ", ", $b0, ", 7\n",
-            "vpor ", $b0, ", ", $b0, ", ", $t, "\n",
-            "vpsrld ", $t, ", ", $b1, ", 25\n",
-            "vpslld ", $b1, ", ", $b1, ", 7\n",
+            "vpsrld ", $t, ", ", $b1, ", ", $r, "\n",
+            "vpslld ", $b1, ", ", $b1, ", ", $l, "\n",
             "vpor ", $b1, ", ", $b1, ", ", $t, "\n",
         )
     };
