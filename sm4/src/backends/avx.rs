@@ -758,9 +758,12 @@ pub(super) use avx_kernel;
 
 avx_kernel!(vaes = false, features = "avx2,aes", cpu = "AVX2 and AES-NI");
 
-/// CBC (`CFB = false`) or CFB (`CFB = true`) decryption of the whole groups
-/// of eight at the front of `blocks` through [`groups_chained`], four
-/// groups at a time, `iv` updated; returns the blocks after them.
+/// CBC (`CFB = false`) or CFB (`CFB = true`) decryption through
+/// [`groups_chained`], four groups of eight at a time, `iv` updated: all of
+/// `blocks` when they are whole groups, else their whole batches of 32
+/// only (the caller's stage then runs the last 1-39 blocks as one call
+/// rounded up to whole groups: one latency chain instead of the groups'
+/// and then the remainder's); returns the blocks after them.
 ///
 /// # Safety
 /// The CPU supports AVX2 and AES-NI, and VAES if `VAES`.
@@ -770,7 +773,8 @@ pub(super) unsafe fn chained_groups<'i, 'o, const VAES: bool, const CFB: bool>(
     iv: &mut Blk,
     blocks: InOutBuf<'i, 'o, Blk>,
 ) -> InOutBuf<'i, 'o, Blk> {
-    let full = blocks.len() / 8 * 8;
+    let n = blocks.len();
+    let full = if n % 8 == 0 { n } else { n / 32 * 32 };
     if full == 0 {
         return blocks;
     }

@@ -551,8 +551,11 @@ macro_rules! fused_ctr_hook {
             const GROUP: usize = 8;
             let n = blocks.len();
             // Whole batches, then whole groups of eight (a 16-block message
-            // skips the stage: no counter fill, copy or separate XOR).
-            let full = n / GROUP * GROUP;
+            // skips the stage: no counter fill, copy or separate XOR). A
+            // count that is not whole groups leaves its last 1-39 blocks to
+            // one stage call, rounded up to whole groups: one latency chain
+            // instead of the groups' and then the remainder's.
+            let full = if n % GROUP == 0 { n } else { n / BATCH * BATCH };
             if full == 0 || extra.len() > 4 || $crate::ct::counter_carries(c, full) {
                 // (The low half carries once in 2^64 blocks; declassified.)
                 return $crate::kernel::ctr_stages(self, rk, c, blocks, extra, stage);
