@@ -919,7 +919,7 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
     }
     // SAFETY: blocks i..n (at most 8) lie inside the buffer.
     unsafe {
-        up_to_8(
+        up_to_8::<false>(
             s,
             ctr.wrapping_add(i as u64),
             legacy,
@@ -927,18 +927,22 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
             inp.wrapping_add(64 * i),
             out.wrapping_add(64 * i),
             n - i,
+            core::ptr::null_mut(),
         )
     };
 }
 
-/// `n` blocks (0..=8) through the pass that suits the count.
+/// `n` blocks through the pass that suits the lanes they need: `n`
+/// (0..=8), or with `KS` `n + 1` (`n` in 1..8, block `n`'s keystream to
+/// `ks`).
 ///
 /// # Safety
-/// `inp` and `out` valid for `64 * n` bytes; AVX2 available.
+/// `inp` and `out` valid for `64 * n` bytes; with `KS`, `ks` valid for 64
+/// bytes; AVX2 available.
 #[inline]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn up_to_8(
+unsafe fn up_to_8<const KS: bool>(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -946,21 +950,22 @@ unsafe fn up_to_8(
     inp: *const u8,
     out: *mut u8,
     n: usize,
+    ks: *mut u8,
 ) {
-    let null = core::ptr::null_mut();
     // SAFETY: every arm stays inside the caller's `64 * n` bytes (`rows`
-    // and `pass8` store only blocks below `n`).
+    // and `pass8` store only blocks below `n`, and block `n` to `ks` with
+    // `KS`).
     unsafe {
-        match n {
+        match n + usize::from(KS) {
             0 => {}
             1 => block1(s, ctr, legacy, dr, inp, out),
-            2 => rows::<1, false>(s, ctr, legacy, dr, inp, out, n, null),
-            3..=4 => rows::<2, false>(s, ctr, legacy, dr, inp, out, n, null),
+            2 => rows::<1, KS>(s, ctr, legacy, dr, inp, out, n, ks),
+            3..=4 => rows::<2, KS>(s, ctr, legacy, dr, inp, out, n, ks),
             // Three independent two-block chains finish before the 8-block
-            // pass for 5 and 6 blocks (not for 7 or 8: four chains
-            // outrun the vector ports).
-            5..=6 => rows::<3, false>(s, ctr, legacy, dr, inp, out, n, null),
-            _ => pass8::<false>(s, ctr, legacy, dr, inp, out, n, null),
+            // pass for 5 and 6 lanes (not for 7 or 8: four chains outrun
+            // the vector ports).
+            5..=6 => rows::<3, KS>(s, ctr, legacy, dr, inp, out, n, ks),
+            _ => pass8::<KS>(s, ctr, legacy, dr, inp, out, n, ks),
         }
     }
 }
@@ -1023,16 +1028,8 @@ fn tail_ks(
 ) {
     let r = buf.len() / 64;
     let (inp, out) = buf.into_raw();
-    let ks = ks.as_mut_ptr();
     // SAFETY: `r` (1..8) blocks lie inside the buffer; `ks` holds 64 bytes.
-    unsafe {
-        match r {
-            ..=1 => rows::<1, true>(s, ctr, legacy, dr, inp, out, r, ks),
-            2..=3 => rows::<2, true>(s, ctr, legacy, dr, inp, out, r, ks),
-            4..=5 => rows::<3, true>(s, ctr, legacy, dr, inp, out, r, ks),
-            _ => pass8::<true>(s, ctr, legacy, dr, inp, out, r, ks),
-        }
-    }
+    unsafe { up_to_8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
 }
 
 #[inline(never)]

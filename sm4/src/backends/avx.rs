@@ -759,11 +759,9 @@ pub(super) use avx_kernel;
 avx_kernel!(vaes = false, features = "avx2,aes", cpu = "AVX2 and AES-NI");
 
 /// CBC (`CFB = false`) or CFB (`CFB = true`) decryption through
-/// [`groups_chained`], four groups of eight at a time, `iv` updated: all of
-/// `blocks` when they are whole groups, else their whole batches of 32
-/// only (the caller's stage then runs the last 1-39 blocks as one call
-/// rounded up to whole groups: one latency chain instead of the groups'
-/// and then the remainder's); returns the blocks after them.
+/// [`groups_chained`], four groups of eight at a time, `iv` updated, of the
+/// front blocks that [`direct_blocks`](super::x86::direct_blocks) gives
+/// (the caller's stage runs the rest); returns the blocks after them.
 ///
 /// # Safety
 /// The CPU supports AVX2 and AES-NI, and VAES if `VAES`.
@@ -773,8 +771,7 @@ pub(super) unsafe fn chained_groups<'i, 'o, const VAES: bool, const CFB: bool>(
     iv: &mut Blk,
     blocks: InOutBuf<'i, 'o, Blk>,
 ) -> InOutBuf<'i, 'o, Blk> {
-    let n = blocks.len();
-    let full = if n % 8 == 0 { n } else { n / 32 * 32 };
+    let full = super::x86::direct_blocks(blocks.len(), 8, 32);
     if full == 0 {
         return blocks;
     }
