@@ -210,21 +210,30 @@ pub(crate) fn detect() -> Backend {
     Backend::Soft
 }
 
-/// Whether this CPU executes 512-bit vector operations as two 256-bit
-/// halves: AMD family 19h (Zen 4). There the two-ymm-set kernel of
-/// [`Backend::Avx512`] runs the rounds faster than one zmm set, which
-/// cannot hide the 2-cycle rotations; on full-width cores (Intel, Zen 5)
-/// the zmm set does twice the work per port slot.
-/// Checked once per process: CPUID traps to the hypervisor in a VM (tens
-/// of microseconds), and XChaCha users build a cipher per message.
+/// The core families whose tuning differs, as CPUID tells them.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-fn splits_512_bit_ops() -> bool {
+#[derive(Copy, Clone, PartialEq, Eq)]
+#[repr(u8)]
+enum Core {
+    /// AMD family 19h (Zen 3 and Zen 4; only Zen 4 has AVX-512).
+    Amd19h = 1,
+    /// AMD family 1Ah and later (Zen 5).
+    Amd1Ah = 2,
+    Other = 3,
+}
+
+/// The core family, read once per process: CPUID traps to the hypervisor
+/// in a VM (tens of microseconds), and XChaCha users build a cipher per
+/// message.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn core_family() -> Core {
     use core::sync::atomic::{AtomicU8, Ordering};
-    // 0: not checked yet, 1: no, 2: yes.
-    static SPLITS: AtomicU8 = AtomicU8::new(0);
-    match SPLITS.load(Ordering::Relaxed) {
-        1 => return false,
-        2 => return true,
+    // 0: not read yet, else the `Core` value.
+    static CORE: AtomicU8 = AtomicU8::new(0);
+    match CORE.load(Ordering::Relaxed) {
+        1 => return Core::Amd19h,
+        2 => return Core::Amd1Ah,
+        3 => return Core::Other,
         _ => {}
     }
     #[allow(unused_unsafe)]
@@ -237,9 +246,36 @@ fn splits_512_bit_ops() -> bool {
         let eax = if l0.eax >= 1 { __cpuid(1).eax } else { 0 };
         (amd, ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff))
     };
-    let splits = vendor_amd && family == 0x19;
-    SPLITS.store(if splits { 2 } else { 1 }, Ordering::Relaxed);
-    splits
+    let core = match (vendor_amd, family) {
+        (true, 0x19) => Core::Amd19h,
+        (true, f) if f >= 0x1a => Core::Amd1Ah,
+        _ => Core::Other,
+    };
+    CORE.store(core as u8, Ordering::Relaxed);
+    core
+}
+
+/// Whether this CPU executes 512-bit vector operations as two 256-bit
+/// halves: AMD family 19h (Zen 4). There the two-ymm-set kernel of
+/// [`Backend::Avx512`] runs the rounds faster than one zmm set, which
+/// cannot hide the 2-cycle rotations; on full-width cores (Intel, Zen 5)
+/// the zmm set does twice the work per port slot.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn splits_512_bit_ops() -> bool {
+    core_family() == Core::Amd19h
+}
+
+/// Whether a lone block (a message of up to 64 bytes, a partial block's
+/// refill) and HChaCha run faster as scalar code than in vector registers:
+/// AMD family 1Ah (Zen 5). Both are one latency-bound chain of 1-cycle
+/// steps in general-purpose registers, and Zen 5 has six integer ALUs for
+/// the four quarter rounds' parallel steps, but takes 2 cycles for the
+/// vector additions and XORs: HChaCha20 there took 174 TSC cycles as
+/// scalar code against 307-363 in xmm registers. On Zen 4 (four ALUs,
+/// 1-cycle vector steps) the scalar code was the slower (NOTES.md).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn lone_block_scalar() -> bool {
+    core_family() == Core::Amd1Ah
 }
 
 /// XOR the keystream of blocks `ctr, ctr + 1, ...` into `buf`
@@ -255,6 +291,10 @@ pub(crate) fn xor_blocks(
     buf: InOutBuf<'_, '_, u8>,
 ) {
     debug_assert_eq!(buf.len() % 64, 0);
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if buf.len() == 64 && backend != Backend::Soft && lone_block_scalar() {
+        return soft::xor_blocks(state, ctr, legacy, double_rounds, buf);
+    }
     match backend {
         Backend::Soft => soft::xor_blocks(state, ctr, legacy, double_rounds, buf),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -318,6 +358,10 @@ pub(crate) fn hchacha(
     input: &[u8; 16],
     double_rounds: usize,
 ) -> [u8; 32] {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if backend != Backend::Soft && lone_block_scalar() {
+        return soft::hchacha(key, input, double_rounds);
+    }
     match backend {
         Backend::Soft => soft::hchacha(key, input, double_rounds),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -333,5 +377,61 @@ pub(crate) fn hchacha(
             not(miri)
         ))]
         Backend::Neon => neon::hchacha(key, input, double_rounds),
+    }
+}
+
+/// The vector paths for a lone block and HChaCha, which the dispatch above
+/// skips on Zen 5, tested against `soft` on every CPU that can run them.
+#[cfg(all(test, target_arch = "x86_64", not(miri)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_block_and_hchacha_vector_paths_match_soft() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for dr in [4, 6, 10] {
+            for _ in 0..64 {
+                let mut key = [0u8; 32];
+                let mut input = [0u8; 16];
+                let mut state = [0u32; 16];
+                let mut data = [0u8; 64];
+                key.iter_mut()
+                    .chain(&mut input)
+                    .chain(&mut data)
+                    .for_each(|b| *b = next() as u8);
+                state.iter_mut().for_each(|w| *w = next() as u32);
+                let ctr = next();
+                let legacy = ctr & 1 == 1;
+
+                let hchacha_want = soft::hchacha(&key, &input, dr);
+                let mut block_want = data;
+                soft::xor_blocks(&state, ctr, legacy, dr, InOutBuf::from(&mut block_want[..]));
+                let block_of = |f: &dyn Fn(InOutBuf<'_, '_, u8>)| {
+                    let mut got = data;
+                    f(InOutBuf::from(&mut got[..]));
+                    got
+                };
+                if avx2_cpuid::get() {
+                    assert_eq!(avx::hchacha(&key, &input, dr), hchacha_want);
+                    let got = block_of(&|b| avx::xor_blocks(&state, ctr, legacy, dr, b));
+                    assert_eq!(got, block_want);
+                }
+                if avx512_cpuid::get() {
+                    assert_eq!(avx512::hchacha::<false>(&key, &input, dr), hchacha_want);
+                    assert_eq!(avx512::hchacha::<true>(&key, &input, dr), hchacha_want);
+                    let got =
+                        block_of(&|b| avx512::xor_blocks::<false>(&state, ctr, legacy, dr, b));
+                    assert_eq!(got, block_want);
+                    let got = block_of(&|b| avx512::xor_blocks::<true>(&state, ctr, legacy, dr, b));
+                    assert_eq!(got, block_want);
+                }
+            }
+        }
     }
 }
