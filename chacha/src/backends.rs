@@ -278,6 +278,29 @@ fn lone_block_scalar() -> bool {
     core_family() == Core::Amd1Ah
 }
 
+/// The keystream of block `ctr` XORed from `inp` to `out` by `soft`'s
+/// scalar code: for the x86 backends, a pass's last block when it is
+/// alone (`n % 8 == 1` blocks on `avx`, `n % 16 == 1` on `avx512`) and
+/// [`lone_block_scalar`] holds; it would otherwise run as one
+/// latency-bound vector chain after the pass.
+///
+/// # Safety
+/// `inp` readable and `out` writable for 64 bytes, the same or not
+/// overlapping.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+unsafe fn soft_block(
+    state: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    double_rounds: usize,
+    inp: *const u8,
+    out: *mut u8,
+) {
+    // SAFETY: per this function's contract.
+    let buf = unsafe { InOutBuf::from_raw(inp, out, 64) };
+    soft::xor_blocks(state, ctr, legacy, double_rounds, buf);
+}
+
 /// XOR the keystream of blocks `ctr, ctr + 1, ...` into `buf`
 /// (`buf.len()` a multiple of 64). `state` holds constants, key and nonce;
 /// the counter words (12, and 13 when `legacy`) are taken from `ctr`.
@@ -381,13 +404,14 @@ pub(crate) fn hchacha(
 }
 
 /// The vector paths for a lone block and HChaCha, which the dispatch above
-/// skips on Zen 5, tested against `soft` on every CPU that can run them.
+/// skips on Zen 5, tested against `soft` on every CPU that can run them;
+/// and [`soft_block`], which replaces them there, on every x86_64 CPU.
 #[cfg(all(test, target_arch = "x86_64", not(miri)))]
 mod tests {
     use super::*;
 
     #[test]
-    fn lone_block_and_hchacha_vector_paths_match_soft() {
+    fn lone_block_and_hchacha_paths_match_soft() {
         let mut rng = testkit::Rng::new(35);
         for dr in [4, 6, 10] {
             for _ in 0..64 {
@@ -406,6 +430,15 @@ mod tests {
                     f(InOutBuf::from(&mut got[..]));
                     got
                 };
+                let mut got = data;
+                let p = got.as_mut_ptr();
+                // SAFETY: in place, 64 bytes.
+                unsafe { soft_block(&state, ctr, legacy, dr, p, p) };
+                assert_eq!(got, block_want);
+                let mut got = [0u8; 64];
+                // SAFETY: two distinct 64-byte arrays.
+                unsafe { soft_block(&state, ctr, legacy, dr, data.as_ptr(), got.as_mut_ptr()) };
+                assert_eq!(got, block_want);
                 if avx2_cpuid::get() {
                     assert_eq!(avx::hchacha(&key, &input, dr), hchacha_want);
                     let got = block_of(&|b| avx::xor_blocks(&state, ctr, legacy, dr, b));

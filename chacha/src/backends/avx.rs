@@ -958,6 +958,7 @@ unsafe fn up_to_8<const KS: bool>(
     unsafe {
         match n + usize::from(KS) {
             0 => {}
+            1 if super::lone_block_scalar() => super::soft_block(s, ctr, legacy, dr, inp, out),
             1 => block1(s, ctr, legacy, dr, inp, out),
             2 => rows::<1, KS>(s, ctr, legacy, dr, inp, out, n, ks),
             3..=4 => rows::<2, KS>(s, ctr, legacy, dr, inp, out, n, ks),
