@@ -278,6 +278,17 @@ fn lone_block_scalar() -> bool {
     core_family() == Core::Amd1Ah
 }
 
+/// Whether `avx` runs 10-15 blocks left after its 16-block passes (9-15
+/// when a partial block's keystream comes from a spare lane) as one more
+/// 16-block pass, partly wasted, rather than an 8-block pass and a shorter
+/// pass or row chain after it: AMD family 1Ah (Zen 5), where those
+/// shorter chains are latency-bound at two cycles a vector step while the
+/// 16-block pass is bound by the vector ports (NOTES.md).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn tail_in_pass16() -> bool {
+    core_family() == Core::Amd1Ah
+}
+
 /// The keystream of block `ctr` XORed from `inp` to `out` by `soft`'s
 /// scalar code: for the x86 backends, a pass's last block when it is
 /// alone (`n % 8 == 1` blocks on `avx`, `n % 16 == 1` on `avx512`) and
@@ -452,6 +463,47 @@ mod tests {
                     assert_eq!(got, block_want);
                     let got = block_of(&|b| avx512::xor_blocks::<true>(&state, ctr, legacy, dr, b));
                     assert_eq!(got, block_want);
+                }
+            }
+        }
+    }
+
+    /// `avx`'s two ways with 9-15 blocks after its 16-block passes (the
+    /// CPU picks one, `tail_in_pass16`), both tested on every AVX2 CPU,
+    /// with and without a spare lane's keystream.
+    #[test]
+    fn avx_tails_both_ways_match_soft() {
+        if !avx2_cpuid::get() {
+            return;
+        }
+        let mut rng = testkit::Rng::new(36);
+        for dr in [4, 10] {
+            for n in 1..=42 {
+                let state: [u32; 16] = core::array::from_fn(|_| rng.next_u64() as u32);
+                let ctr = rng.next_u64();
+                let legacy = ctr & 1 == 1;
+                let data = rng.bytes(64 * n);
+                let mut want = data.clone();
+                soft::xor_blocks(&state, ctr, legacy, dr, InOutBuf::from(&mut want[..]));
+                let mut next = [0u8; 64];
+                let after = ctr.wrapping_add(n as u64);
+                soft::xor_blocks(&state, after, legacy, dr, InOutBuf::from(&mut next[..]));
+                for wide in [false, true] {
+                    let mut got = data.clone();
+                    let buf = InOutBuf::from(&mut got[..]);
+                    // SAFETY: AVX2 checked above.
+                    unsafe { avx::xor_blocks_inner(&state, ctr, legacy, dr, buf, wide) };
+                    assert_eq!(got, want, "{n} blocks, wide {wide}");
+                    let mut got = data.clone();
+                    let mut ks = [0u8; 64];
+                    let buf = InOutBuf::from(&mut got[..]);
+                    let filled =
+                        avx::xor_blocks_ks_with(&state, ctr, legacy, dr, buf, &mut ks, wide);
+                    assert_eq!(got, want, "{n} blocks with a spare lane, wide {wide}");
+                    assert_eq!(filled, n % 8 != 0, "{n} blocks, wide {wide}");
+                    if filled {
+                        assert_eq!(ks, next, "{n} blocks' spare lane, wide {wide}");
+                    }
                 }
             }
         }

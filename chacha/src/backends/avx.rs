@@ -426,14 +426,17 @@ fn dround16_diag(
     dround16_asm!(a, e, b, st, rot; diagonal16!());
 }
 
-/// 16 blocks with counters `ctr..ctr + 16`: two 8-block states through
-/// [`dround16`].
+/// `n` blocks (9..=16) with counters `ctr..ctr + n`: two 8-block states
+/// through [`dround16`]; with `KS` and `ks` not null (and `n < 16`), block
+/// `n`'s keystream goes to `ks`. `w` is [`first_column`] of `s`.
 ///
 /// # Safety
-/// `inp` and `out` valid for 1024 bytes; AVX2 available.
+/// `inp` and `out` valid for `64 * n` bytes; `ks` null or valid for 64
+/// bytes; AVX2 available.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn pass16(
+#[allow(clippy::too_many_arguments)]
+unsafe fn pass16<const KS: bool>(
     s: &[u32; 16],
     w: &[u32; 16],
     ctr: u64,
@@ -441,6 +444,8 @@ unsafe fn pass16(
     dr: usize,
     inp: *const u8,
     out: *mut u8,
+    n: usize,
+    ks: *mut u8,
 ) {
     let (lo, hi) = lane_counters::<8>(ctr, legacy, s[13]);
     let v0 = splat8(s, &lo, &hi);
@@ -490,17 +495,11 @@ unsafe fn pass16(
     st[0][..4].copy_from_slice(&a);
     st[1][..4].copy_from_slice(&e);
     (st[0][4], st[1][4]) = (b[0], b[1]);
-    // SAFETY: blocks 0..8 and 8..16 lie inside the caller's 1024 bytes.
+    // SAFETY: blocks 0..8 and 8..n lie inside the caller's 64 * n bytes
+    // (n > 8); `ks` per the contract.
     unsafe {
         finish8::<false>(&st[0], &v0, inp, out, 8, core::ptr::null_mut());
-        finish8::<false>(
-            &st[1],
-            &v1,
-            inp.add(512),
-            out.add(512),
-            8,
-            core::ptr::null_mut(),
-        );
+        finish8::<KS>(&st[1], &v1, inp.add(512), out.add(512), n - 8, ks);
     }
 }
 
@@ -878,18 +877,35 @@ pub(super) use row_layout_fns;
 
 row_layout_fns!("avx2");
 
+/// With `wide_tail`, 10-15 blocks left after the 16-block passes take one
+/// more (partial) 16-block pass, not an 8-block pass and a shorter one in
+/// series (see [`super::tail_in_pass16`]).
 #[target_feature(enable = "avx2")]
-fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOutBuf<'_, '_, u8>) {
+pub(super) fn xor_blocks_inner(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    wide_tail: bool,
+) {
     let n = buf.len() / 64;
     let (inp, out) = buf.into_raw();
     let mut i = 0;
     // (Three quarter rounds on words: computed only for messages that
     // use them.)
-    let w = if n >= 16 { first_column(s, legacy) } else { *s };
-    while n - i >= 16 {
-        // SAFETY: blocks i..i + 16 lie inside the buffer of n blocks.
+    let w = if n >= 16 || (wide_tail && n % 16 > 9) {
+        first_column(s, legacy)
+    } else {
+        *s
+    };
+    // (Nine blocks: an 8-block pass and one block, which on Zen 5 runs as
+    // scalar code, came out faster than a 16-block pass.)
+    while n - i >= 16 || (wide_tail && n - i > 9) {
+        let m = (n - i).min(16);
+        // SAFETY: blocks i..i + m lie inside the buffer of n blocks.
         unsafe {
-            pass16(
+            pass16::<false>(
                 s,
                 &w,
                 ctr.wrapping_add(i as u64),
@@ -897,9 +913,11 @@ fn xor_blocks_inner(s: &[u32; 16], ctr: u64, legacy: bool, dr: usize, buf: InOut
                 dr,
                 inp.add(64 * i),
                 out.add(64 * i),
+                m,
+                core::ptr::null_mut(),
             )
         };
-        i += 16;
+        i += m;
     }
     if n - i > 8 {
         // SAFETY: blocks i..i + 8 lie inside the buffer of n blocks.
@@ -985,7 +1003,7 @@ pub(crate) fn xor_blocks(
         unsafe { one_block(s, ctr, legacy, dr, buf) }
     } else {
         // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf) }
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, super::tail_in_pass16()) }
     }
 }
 
@@ -1000,24 +1018,44 @@ pub(crate) fn xor_blocks_ks(
     buf: InOutBuf<'_, '_, u8>,
     ks: &mut [u8; 64],
 ) -> bool {
+    xor_blocks_ks_with(s, ctr, legacy, dr, buf, ks, super::tail_in_pass16())
+}
+
+/// [`xor_blocks_ks`] with the choice of [`xor_blocks_inner`] (`wide_tail`)
+/// given.
+pub(super) fn xor_blocks_ks_with(
+    s: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    dr: usize,
+    buf: InOutBuf<'_, '_, u8>,
+    ks: &mut [u8; 64],
+    wide_tail: bool,
+) -> bool {
     let n = buf.len() / 64;
-    let r = n % 8;
-    if r == 0 {
-        xor_blocks(s, ctr, legacy, dr, buf);
+    let r = if wide_tail && n % 16 > 8 {
+        n % 16
+    } else {
+        n % 8
+    };
+    if r % 8 == 0 {
+        // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, wide_tail) };
         return false;
     }
     let (head, tail) = buf.split_at(64 * (n - r));
     if !head.is_empty() {
-        // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, head) };
+        // SAFETY: as above.
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, head, wide_tail) };
     }
     // SAFETY: as above.
     unsafe { tail_ks(s, ctr.wrapping_add((n - r) as u64), legacy, dr, tail, ks) };
     true
 }
 
-/// The last pass of [`xor_blocks_ks`]: `buf` holds `r` blocks, a count
-/// whose pass has a spare lane, which yields the keystream of block `r`.
+/// The last pass of [`xor_blocks_ks`]: `buf` holds `r` blocks (1..8, or
+/// 9..16 with the 16-block tail), a count whose pass has a spare lane, which
+/// yields the keystream of block `r`.
 #[target_feature(enable = "avx2")]
 fn tail_ks(
     s: &[u32; 16],
@@ -1029,6 +1067,12 @@ fn tail_ks(
 ) {
     let r = buf.len() / 64;
     let (inp, out) = buf.into_raw();
+    if r > 8 {
+        let w = first_column(s, legacy);
+        // SAFETY: `r` (9..16) blocks lie inside the buffer; `ks` holds 64 bytes.
+        unsafe { pass16::<true>(s, &w, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
+        return;
+    }
     // SAFETY: `r` (1..8) blocks lie inside the buffer; `ks` holds 64 bytes.
     unsafe { up_to_8::<true>(s, ctr, legacy, dr, inp, out, r, ks.as_mut_ptr()) };
 }
