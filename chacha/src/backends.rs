@@ -22,6 +22,8 @@ macro_rules! align_loop {
 pub(crate) mod avx;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod avx512;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod cpu;
 #[cfg(all(
     target_arch = "aarch64",
     target_endian = "little",
@@ -188,7 +190,7 @@ pub(crate) fn detect() -> Backend {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         if avx512_cpuid::get() {
-            return if splits_512_bit_ops() {
+            return if cpu::splits_512_bit_ops() {
                 Backend::Avx512
             } else {
                 Backend::Avx512Zmm
@@ -210,108 +212,6 @@ pub(crate) fn detect() -> Backend {
     Backend::Soft
 }
 
-/// The core families whose tuning differs, as CPUID tells them.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-#[derive(Copy, Clone, PartialEq, Eq)]
-#[repr(u8)]
-enum Core {
-    /// AMD family 19h (Zen 3 and Zen 4; only Zen 4 has AVX-512).
-    Amd19h = 1,
-    /// AMD family 1Ah and later (Zen 5).
-    Amd1Ah = 2,
-    Other = 3,
-}
-
-/// The core family, read once per process: CPUID traps to the hypervisor
-/// in a VM (tens of microseconds), and XChaCha users build a cipher per
-/// message.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-fn core_family() -> Core {
-    use core::sync::atomic::{AtomicU8, Ordering};
-    // 0: not read yet, else the `Core` value.
-    static CORE: AtomicU8 = AtomicU8::new(0);
-    match CORE.load(Ordering::Relaxed) {
-        1 => return Core::Amd19h,
-        2 => return Core::Amd1Ah,
-        3 => return Core::Other,
-        _ => {}
-    }
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID exists on every x86_64 CPU; leaf 0 gives the vendor
-    // and the highest leaf, leaf 1 the family.
-    let (vendor_amd, family) = unsafe {
-        use core::arch::x86_64::__cpuid;
-        let l0 = __cpuid(0);
-        let amd = (l0.ebx, l0.edx, l0.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
-        let eax = if l0.eax >= 1 { __cpuid(1).eax } else { 0 };
-        (amd, ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff))
-    };
-    let core = match (vendor_amd, family) {
-        (true, 0x19) => Core::Amd19h,
-        (true, f) if f >= 0x1a => Core::Amd1Ah,
-        _ => Core::Other,
-    };
-    CORE.store(core as u8, Ordering::Relaxed);
-    core
-}
-
-/// Whether this CPU executes 512-bit vector operations as two 256-bit
-/// halves: AMD family 19h (Zen 4). There the two-ymm-set kernel of
-/// [`Backend::Avx512`] runs the rounds faster than one zmm set, which
-/// cannot hide the 2-cycle rotations; on full-width cores (Intel, Zen 5)
-/// the zmm set does twice the work per port slot.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-fn splits_512_bit_ops() -> bool {
-    core_family() == Core::Amd19h
-}
-
-/// Whether a lone block (a message of up to 64 bytes, a partial block's
-/// refill) and HChaCha run faster as scalar code than in vector registers:
-/// AMD family 1Ah (Zen 5). Both are one latency-bound chain of 1-cycle
-/// steps in general-purpose registers, and Zen 5 has six integer ALUs for
-/// the four quarter rounds' parallel steps, but takes 2 cycles for the
-/// vector additions and XORs: HChaCha20 there took 174 TSC cycles as
-/// scalar code against 307-363 in xmm registers. On Zen 4 (four ALUs,
-/// 1-cycle vector steps) the scalar code was the slower (NOTES.md).
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-fn lone_block_scalar() -> bool {
-    core_family() == Core::Amd1Ah
-}
-
-/// Whether `avx` runs 10-15 blocks left after its 16-block passes (9-15
-/// when a partial block's keystream comes from a spare lane) as one more
-/// 16-block pass, partly wasted, rather than an 8-block pass and a shorter
-/// pass or row chain after it: AMD family 1Ah (Zen 5), where those
-/// shorter chains are latency-bound at two cycles a vector step while the
-/// 16-block pass is bound by the vector ports (NOTES.md).
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-fn tail_in_pass16() -> bool {
-    core_family() == Core::Amd1Ah
-}
-
-/// The keystream of block `ctr` XORed from `inp` to `out` by `soft`'s
-/// scalar code: for the x86 backends, a pass's last block when it is
-/// alone (`n % 8 == 1` blocks on `avx`, `n % 16 == 1` on `avx512`) and
-/// [`lone_block_scalar`] holds; it would otherwise run as one
-/// latency-bound vector chain after the pass.
-///
-/// # Safety
-/// `inp` readable and `out` writable for 64 bytes, the same or not
-/// overlapping.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-unsafe fn soft_block(
-    state: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    double_rounds: usize,
-    inp: *const u8,
-    out: *mut u8,
-) {
-    // SAFETY: per this function's contract.
-    let buf = unsafe { InOutBuf::from_raw(inp, out, 64) };
-    soft::xor_blocks(state, ctr, legacy, double_rounds, buf);
-}
-
 /// XOR the keystream of blocks `ctr, ctr + 1, ...` into `buf`
 /// (`buf.len()` a multiple of 64). `state` holds constants, key and nonce;
 /// the counter words (12, and 13 when `legacy`) are taken from `ctr`.
@@ -326,7 +226,7 @@ pub(crate) fn xor_blocks(
 ) {
     debug_assert_eq!(buf.len() % 64, 0);
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if buf.len() == 64 && backend != Backend::Soft && lone_block_scalar() {
+    if buf.len() == 64 && backend != Backend::Soft && cpu::lone_block_scalar() {
         return soft::xor_blocks(state, ctr, legacy, double_rounds, buf);
     }
     match backend {
@@ -393,7 +293,7 @@ pub(crate) fn hchacha(
     double_rounds: usize,
 ) -> [u8; 32] {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if backend != Backend::Soft && lone_block_scalar() {
+    if backend != Backend::Soft && cpu::lone_block_scalar() {
         return soft::hchacha(key, input, double_rounds);
     }
     match backend {
@@ -416,7 +316,7 @@ pub(crate) fn hchacha(
 
 /// The vector paths for a lone block and HChaCha, which the dispatch above
 /// skips on Zen 5, tested against `soft` on every CPU that can run them;
-/// and [`soft_block`], which replaces them there, on every x86_64 CPU.
+/// and [`soft::xor_block_raw`], which replaces them there, on every x86_64 CPU.
 #[cfg(all(test, target_arch = "x86_64", not(miri)))]
 mod tests {
     use super::*;
@@ -444,11 +344,13 @@ mod tests {
                 let mut got = data;
                 let p = got.as_mut_ptr();
                 // SAFETY: in place, 64 bytes.
-                unsafe { soft_block(&state, ctr, legacy, dr, p, p) };
+                unsafe { soft::xor_block_raw(&state, ctr, legacy, dr, p, p) };
                 assert_eq!(got, block_want);
                 let mut got = [0u8; 64];
                 // SAFETY: two distinct 64-byte arrays.
-                unsafe { soft_block(&state, ctr, legacy, dr, data.as_ptr(), got.as_mut_ptr()) };
+                unsafe {
+                    soft::xor_block_raw(&state, ctr, legacy, dr, data.as_ptr(), got.as_mut_ptr())
+                };
                 assert_eq!(got, block_want);
                 if avx2_cpuid::get() {
                     assert_eq!(avx::hchacha(&key, &input, dr), hchacha_want);
@@ -469,7 +371,7 @@ mod tests {
     }
 
     /// `avx`'s two ways with 9-15 blocks after its 16-block passes (the
-    /// CPU picks one, `tail_in_pass16`), both tested on every AVX2 CPU,
+    /// CPU picks one, `cpu::tail_in_pass16`), both tested on every AVX2 CPU,
     /// with and without a spare lane's keystream.
     #[test]
     fn avx_tails_both_ways_match_soft() {

@@ -879,7 +879,7 @@ row_layout_fns!("avx2");
 
 /// With `wide_tail`, 10-15 blocks left after the 16-block passes take one
 /// more (partial) 16-block pass, not an 8-block pass and a shorter one in
-/// series (see [`super::tail_in_pass16`]).
+/// series (see [`super::cpu::tail_in_pass16`]).
 #[target_feature(enable = "avx2")]
 pub(super) fn xor_blocks_inner(
     s: &[u32; 16],
@@ -976,7 +976,9 @@ unsafe fn up_to_8<const KS: bool>(
     unsafe {
         match n + usize::from(KS) {
             0 => {}
-            1 if super::lone_block_scalar() => super::soft_block(s, ctr, legacy, dr, inp, out),
+            1 if super::cpu::lone_block_scalar() => {
+                super::soft::xor_block_raw(s, ctr, legacy, dr, inp, out)
+            }
             1 => block1(s, ctr, legacy, dr, inp, out),
             2 => rows::<1, KS>(s, ctr, legacy, dr, inp, out, n, ks),
             3..=4 => rows::<2, KS>(s, ctr, legacy, dr, inp, out, n, ks),
@@ -1003,7 +1005,7 @@ pub(crate) fn xor_blocks(
         unsafe { one_block(s, ctr, legacy, dr, buf) }
     } else {
         // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, super::tail_in_pass16()) }
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, super::cpu::tail_in_pass16()) }
     }
 }
 
@@ -1018,7 +1020,7 @@ pub(crate) fn xor_blocks_ks(
     buf: InOutBuf<'_, '_, u8>,
     ks: &mut [u8; 64],
 ) -> bool {
-    xor_blocks_ks_with(s, ctr, legacy, dr, buf, ks, super::tail_in_pass16())
+    xor_blocks_ks_with(s, ctr, legacy, dr, buf, ks, super::cpu::tail_in_pass16())
 }
 
 /// [`xor_blocks_ks`] with the choice of [`xor_blocks_inner`] (`wide_tail`)

@@ -1178,9 +1178,9 @@ fn xor_blocks_inner<const ZMM: bool>(
     } else if r > 1 {
         // SAFETY: blocks i..n lie inside the buffer.
         unsafe { rows::<1, false>(s, c, legacy, dr, pin, pout, r, core::ptr::null_mut()) };
-    } else if r == 1 && super::lone_block_scalar() {
+    } else if r == 1 && super::cpu::lone_block_scalar() {
         // SAFETY: block i lies inside the buffer.
-        unsafe { super::soft_block(s, c, legacy, dr, pin, pout) };
+        unsafe { super::soft::xor_block_raw(s, c, legacy, dr, pin, pout) };
     } else if r == 1 {
         // SAFETY: block i lies inside the buffer.
         unsafe { block1::<ZMM>(s, c, legacy, dr, pin, pout) };

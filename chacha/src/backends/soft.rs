@@ -93,6 +93,29 @@ fn xor_blocks_any(
     }
 }
 
+/// The keystream of block `ctr` XORed from `inp` to `out` by this scalar
+/// code: for the x86 backends, a pass's last block when it is
+/// alone (`n % 8 == 1` blocks on `avx`, `n % 16 == 1` on `avx512`) and
+/// [`super::cpu::lone_block_scalar`] holds; it would otherwise run as one
+/// latency-bound vector chain after the pass.
+///
+/// # Safety
+/// `inp` readable and `out` writable for 64 bytes, the same or not
+/// overlapping.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) unsafe fn xor_block_raw(
+    state: &[u32; 16],
+    ctr: u64,
+    legacy: bool,
+    double_rounds: usize,
+    inp: *const u8,
+    out: *mut u8,
+) {
+    // SAFETY: per this function's contract.
+    let buf = unsafe { InOutBuf::from_raw(inp, out, 64) };
+    xor_blocks(state, ctr, legacy, double_rounds, buf);
+}
+
 pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], double_rounds: usize) -> [u8; 32] {
     let mut x = [0u32; 16];
     x[..4].copy_from_slice(&super::rounds::SIGMA);
