@@ -232,7 +232,10 @@ pub(crate) fn xor_blocks(
     match backend {
         Backend::Soft => soft::xor_blocks(state, ctr, legacy, double_rounds, buf),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx => avx::xor_blocks(state, ctr, legacy, double_rounds, buf),
+        Backend::Avx => {
+            let wide_tail = cpu::tail_in_pass16();
+            avx::xor_blocks(state, ctr, legacy, double_rounds, buf, wide_tail)
+        }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx512 => avx512::xor_blocks::<false>(state, ctr, legacy, double_rounds, buf),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -272,7 +275,10 @@ pub(crate) fn xor_blocks_ks(
             avx512::xor_blocks_ks::<true>(state, ctr, legacy, double_rounds, buf, ks)
         }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx => avx::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks),
+        Backend::Avx => {
+            let wide_tail = cpu::tail_in_pass16();
+            avx::xor_blocks_ks(state, ctr, legacy, double_rounds, buf, ks, wide_tail)
+        }
         _ => {
             let _ = ks;
             xor_blocks(backend, state, ctr, legacy, double_rounds, buf);
@@ -354,7 +360,7 @@ mod tests {
                 assert_eq!(got, block_want);
                 if avx2_cpuid::get() {
                     assert_eq!(avx::hchacha(&key, &input, dr), hchacha_want);
-                    let got = block_of(&|b| avx::xor_blocks(&state, ctr, legacy, dr, b));
+                    let got = block_of(&|b| avx::xor_blocks(&state, ctr, legacy, dr, b, false));
                     assert_eq!(got, block_want);
                 }
                 if avx512_cpuid::get() {
@@ -392,15 +398,12 @@ mod tests {
                 soft::xor_blocks(&state, after, legacy, dr, InOutBuf::from(&mut next[..]));
                 for wide in [false, true] {
                     let mut got = data.clone();
-                    let buf = InOutBuf::from(&mut got[..]);
-                    // SAFETY: AVX2 checked above.
-                    unsafe { avx::xor_blocks_inner(&state, ctr, legacy, dr, buf, wide) };
+                    avx::xor_blocks(&state, ctr, legacy, dr, InOutBuf::from(&mut got[..]), wide);
                     assert_eq!(got, want, "{n} blocks, wide {wide}");
                     let mut got = data.clone();
                     let mut ks = [0u8; 64];
                     let buf = InOutBuf::from(&mut got[..]);
-                    let filled =
-                        avx::xor_blocks_ks_with(&state, ctr, legacy, dr, buf, &mut ks, wide);
+                    let filled = avx::xor_blocks_ks(&state, ctr, legacy, dr, buf, &mut ks, wide);
                     assert_eq!(got, want, "{n} blocks with a spare lane, wide {wide}");
                     assert_eq!(filled, n % 8 != 0, "{n} blocks, wide {wide}");
                     if filled {

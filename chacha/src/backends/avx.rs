@@ -881,7 +881,7 @@ row_layout_fns!("avx2");
 /// more (partial) 16-block pass, not an 8-block pass and a shorter one in
 /// series (see [`super::cpu::tail_in_pass16`]).
 #[target_feature(enable = "avx2")]
-pub(super) fn xor_blocks_inner(
+fn xor_blocks_inner(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -991,12 +991,15 @@ unsafe fn up_to_8<const KS: bool>(
     }
 }
 
+/// `wide_tail`: see [`xor_blocks_inner`] (the dispatcher passes
+/// `cpu::tail_in_pass16()`).
 pub(crate) fn xor_blocks(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
     dr: usize,
     buf: InOutBuf<'_, '_, u8>,
+    wide_tail: bool,
 ) {
     if buf.len() == 64 {
         // One block (a short message or a partial-block refill): a small
@@ -1005,7 +1008,7 @@ pub(crate) fn xor_blocks(
         unsafe { one_block(s, ctr, legacy, dr, buf) }
     } else {
         // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, super::cpu::tail_in_pass16()) }
+        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, wide_tail) }
     }
 }
 
@@ -1013,19 +1016,6 @@ pub(crate) fn xor_blocks(
 /// block count is not a multiple of 8), the keystream of the block after
 /// `buf` goes to `ks`; returns whether it did.
 pub(crate) fn xor_blocks_ks(
-    s: &[u32; 16],
-    ctr: u64,
-    legacy: bool,
-    dr: usize,
-    buf: InOutBuf<'_, '_, u8>,
-    ks: &mut [u8; 64],
-) -> bool {
-    xor_blocks_ks_with(s, ctr, legacy, dr, buf, ks, super::cpu::tail_in_pass16())
-}
-
-/// [`xor_blocks_ks`] with the choice of [`xor_blocks_inner`] (`wide_tail`)
-/// given.
-pub(super) fn xor_blocks_ks_with(
     s: &[u32; 16],
     ctr: u64,
     legacy: bool,
@@ -1041,13 +1031,12 @@ pub(super) fn xor_blocks_ks_with(
         n % 8
     };
     if r % 8 == 0 {
-        // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
-        unsafe { xor_blocks_inner(s, ctr, legacy, dr, buf, wide_tail) };
+        xor_blocks(s, ctr, legacy, dr, buf, wide_tail);
         return false;
     }
     let (head, tail) = buf.split_at(64 * (n - r));
     if !head.is_empty() {
-        // SAFETY: as above.
+        // SAFETY: `Backend::Avx` is only selected after `avx2_cpuid` confirmed AVX2.
         unsafe { xor_blocks_inner(s, ctr, legacy, dr, head, wide_tail) };
     }
     // SAFETY: as above.
