@@ -21,7 +21,7 @@ mod backends;
 
 #[doc(hidden)]
 pub use backends::Backend;
-use backends::rounds::SIGMA;
+use backends::rounds::{SIGMA, le_words};
 
 /// Number of keystream bytes per ChaCha block.
 const BLOCK: usize = 64;
@@ -189,14 +189,6 @@ fn hchacha_with<R: Rounds>(backend: Backend, key: &[u8; 32], input: &[u8; 16]) -
     backends::hchacha(backend, key, input, R::DOUBLE_ROUNDS)
 }
 
-/// The first `N` little-endian words of `b`.
-#[inline(always)]
-fn le_words<const N: usize>(b: &[u8]) -> [u32; N] {
-    core::array::from_fn(|i| {
-        u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
-    })
-}
-
 /// Key words, word 12 and words 13-15 as state words 4..16.
 #[inline(always)]
 fn join(key: &[u32; 8], w12: u32, rest: [u32; 3]) -> [u32; 12] {
@@ -209,8 +201,8 @@ fn join(key: &[u32; 8], w12: u32, rest: [u32; 3]) -> [u32; 12] {
 impl<R: Rounds, V: Variant> ChaCha<R, V> {
     fn init(key: &[u8; 32], nonce: &[u8], backend: Backend) -> Self {
         // The words are built as values from fixed-size arrays, which LLVM
-        // moves as whole vectors. Written a word at a time (as `load_words`
-        // did, not inlined into the caller's crate), the copies of the
+        // moves as whole vectors. Written a word at a time (as a helper
+        // not inlined into the caller's crate did), the copies of the
         // struct that follow in the caller can read them back as 16-byte
         // loads, which store forwarding cannot serve: in a loop of `new`
         // and `apply_keystream` on the Zen 5, `new` took 25 TSC cycles, 8

@@ -6,11 +6,13 @@
 /// The four ChaCha constant words, "expand 32-byte k".
 pub(crate) const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
-/// Little-endian words from `src` into `dst` (as many as both hold).
-pub(crate) fn load_words(dst: &mut [u32], src: &[u8]) {
-    for (w, chunk) in dst.iter_mut().zip(src.chunks_exact(4)) {
-        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-    }
+/// The first `N` little-endian words of `b`, as a value (LLVM moves the
+/// array as whole vectors; see `ChaCha::init`).
+#[inline(always)]
+pub(crate) fn le_words<const N: usize>(b: &[u8]) -> [u32; N] {
+    core::array::from_fn(|i| {
+        u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+    })
 }
 
 /// Counter words of `N` consecutive blocks starting at `ctr`: word 12 is

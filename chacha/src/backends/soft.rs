@@ -119,8 +119,8 @@ pub(crate) unsafe fn xor_block_raw(
 pub(crate) fn hchacha(key: &[u8; 32], input: &[u8; 16], double_rounds: usize) -> [u8; 32] {
     let mut x = [0u32; 16];
     x[..4].copy_from_slice(&super::rounds::SIGMA);
-    super::rounds::load_words(&mut x[4..12], key);
-    super::rounds::load_words(&mut x[12..], input);
+    x[4..12].copy_from_slice(&super::rounds::le_words::<8>(key));
+    x[12..].copy_from_slice(&super::rounds::le_words::<4>(input));
     rounds(&mut x, double_rounds);
     let mut out = [0u8; 32];
     for (chunk, w) in out.chunks_exact_mut(4).zip(x[..4].iter().chain(&x[12..])) {
