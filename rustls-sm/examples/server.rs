@@ -81,8 +81,8 @@ fn config(a: &Args) -> Result<Arc<ServerConfig>, Box<dyn std::error::Error>> {
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
         .with_single_cert(chain, key)?;
-    // Session tickets for resumption (encrypted with the base provider's AEAD).
-    config.ticketer = rustls::crypto::ring::Ticketer::new()?;
+    // Session tickets for resumption, sealed with SM4-GCM (whatever the suite).
+    config.ticketer = rustls_sm::Ticketer::new()?;
     Ok(Arc::new(config))
 }
 

@@ -78,11 +78,13 @@ impl<A: RecordAead> RecordKey<A> {
     }
 }
 
-/// Hidden hooks for the workspace's constant-time check (`ctcheck`): the
-/// record protection of both suites without a rustls connection around it
-/// (rustls makes its 16-byte keys only inside a handshake). Not a public
-/// API.
-#[doc(hidden)]
+/// Hooks for the workspace's constant-time check (`ctcheck`), behind the
+/// non-default feature `hooks`: the record protection of both suites
+/// without a rustls connection around it (rustls makes its 16-byte keys
+/// only inside a handshake). They seal with a caller's key, IV and
+/// sequence number, so nothing but a test should turn them on; not a
+/// stable API.
+#[cfg(feature = "hooks")]
 pub mod hooks {
     use super::{RecordKey, TAG_LEN};
     use sm4_simd::{Sm4Ccm, Sm4Gcm};

@@ -1,3 +1,4 @@
+#![cfg(any(feature = "ring", feature = "aws-lc-rs"))]
 //! rustls to rustls, our provider on both sides, in memory: every suite,
 //! group and certificate type, the record sizes around 2^14, HRR,
 //! KeyUpdate, resumption, close_notify and the failures; the key schedule
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use hex_literal::hex;
 use rustls::client::danger::ServerCertVerifier;
-use rustls::crypto::{CryptoProvider, SupportedKxGroup, ring};
+use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use rustls::{
@@ -19,6 +20,23 @@ use rustls::{
 use rustls_sm::{
     CURVE_SM2, CURVE_SM2_KX, TLS_SM4_CCM_SM3, TLS_SM4_GCM_SM3, TLS13_SM4_CCM_SM3, TLS13_SM4_GCM_SM3,
 };
+
+/// The base provider of this build (`rustls_sm::provider()`'s).
+fn base() -> CryptoProvider {
+    #[cfg(feature = "aws-lc-rs")]
+    return rustls::crypto::aws_lc_rs::default_provider();
+    #[cfg(not(feature = "aws-lc-rs"))]
+    rustls::crypto::ring::default_provider()
+}
+
+/// The base provider's X25519.
+fn x25519() -> &'static dyn SupportedKxGroup {
+    *base()
+        .kx_groups
+        .iter()
+        .find(|g| g.name() == rustls::NamedGroup::X25519)
+        .unwrap()
+}
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
@@ -72,7 +90,7 @@ fn server_config(p: CryptoProvider, cert: Cert) -> ServerConfig {
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .unwrap();
-    c.ticketer = ring::Ticketer::new().unwrap();
+    c.ticketer = rustls_sm::Ticketer::new().unwrap();
     c
 }
 
@@ -230,8 +248,8 @@ const SIZES: [usize; 6] = [0, 1, 16383, 16384, 16385, 1 << 20];
 
 #[test]
 fn every_suite_group_and_certificate() {
-    let x25519 = ring::kx_group::X25519;
-    for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
+    let x25519 = x25519();
+    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
         for group in [CURVE_SM2_KX, x25519] {
             for cert in [Cert::Ecdsa, Cert::Sm2] {
                 let client = Arc::new(client_config(
@@ -292,7 +310,7 @@ fn sm2_client_certificates() {
 
 #[test]
 fn rfc8998_only_both_sides() {
-    for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
+    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
         let client = Arc::new(client_config(
             with(rustls_sm::rfc8998_only(), &[suite], &[]),
             Cert::Sm2,
@@ -301,7 +319,7 @@ fn rfc8998_only_both_sides() {
         let mut pair = Pair::handshake(&client, &server);
         assert_eq!(
             pair.c.negotiated_key_exchange_group().unwrap().name(),
-            CURVE_SM2
+            *CURVE_SM2
         );
         pair.send(true, b"ping");
         pair.send(false, b"pong");
@@ -314,8 +332,8 @@ fn hello_retry_request() {
     let client = Arc::new(client_config(
         with(
             rustls_sm::provider(),
-            &[TLS13_SM4_GCM_SM3],
-            &[ring::kx_group::X25519, CURVE_SM2_KX],
+            &[*TLS13_SM4_GCM_SM3],
+            &[x25519(), CURVE_SM2_KX],
         ),
         Cert::Sm2,
     ));
@@ -327,14 +345,14 @@ fn hello_retry_request() {
     );
     assert_eq!(
         pair.c.negotiated_key_exchange_group().unwrap().name(),
-        CURVE_SM2
+        *CURVE_SM2
     );
     pair.send(true, b"after HRR");
 }
 
 #[test]
 fn key_update_both_ways() {
-    for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
+    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
         let client = Arc::new(client_config(
             with(rustls_sm::provider(), &[suite], &[]),
             Cert::Sm2,
@@ -354,7 +372,7 @@ fn key_update_both_ways() {
 
 #[test]
 fn resumption_with_ticket() {
-    for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
+    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
         let client = Arc::new(client_config(
             with(rustls_sm::provider(), &[suite], &[]),
             Cert::Sm2,
@@ -388,7 +406,7 @@ fn close_notify() {
 
 #[test]
 fn flipped_bit_is_bad_record_mac() {
-    for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
+    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
         // Any bit of the record body: the first, one in the middle, the tag's last.
         for at in [5usize, 300, usize::MAX] {
             let client = Arc::new(client_config(
@@ -416,7 +434,7 @@ fn flipped_bit_is_bad_record_mac() {
 #[test]
 fn sm_only_client_against_server_without_sm_suites() {
     let client = Arc::new(client_config(rustls_sm::rfc8998_only(), Cert::Sm2));
-    let server = Arc::new(server_config(ring::default_provider(), Cert::Ecdsa));
+    let server = Arc::new(server_config(base(), Cert::Ecdsa));
     let mut pair = Pair::new(&client, &server);
     let (side, err) = pair.run().unwrap_err();
     assert_eq!(side, "server");
@@ -437,7 +455,7 @@ fn sm_only_client_against_server_without_sm_suites() {
 #[test]
 fn sm_only_alert_reaches_client() {
     let client = Arc::new(client_config(rustls_sm::rfc8998_only(), Cert::Sm2));
-    let server = Arc::new(server_config(ring::default_provider(), Cert::Ecdsa));
+    let server = Arc::new(server_config(base(), Cert::Ecdsa));
     let mut pair = Pair::new(&client, &server);
     pair.client_to_server(&mut |_| {}).unwrap_err();
     let err = pair.server_to_client().unwrap_err();
@@ -554,13 +572,13 @@ fn server_verifier_offers_sm2sig_sm3() {
     )
     .build()
     .unwrap();
-    assert_eq!(v.supported_verify_schemes()[0], rustls_sm::SM2SIG_SM3);
+    assert_eq!(v.supported_verify_schemes()[0], *rustls_sm::SM2SIG_SM3);
 }
 
 // ---- HKDF over SM3 and the key schedule ----
 
 fn hkdf() -> &'static dyn rustls::crypto::tls13::Hkdf {
-    match TLS13_SM4_GCM_SM3 {
+    match *TLS13_SM4_GCM_SM3 {
         SupportedCipherSuite::Tls13(s) => s.hkdf_provider,
         #[allow(unreachable_patterns)]
         _ => unreachable!(),
@@ -686,7 +704,7 @@ fn first_application_record_from_the_logged_secret() {
     // CLIENT_TRAFFIC_SECRET_0 with the `hkdf` crate and Sm4Gcm / Sm4Ccm:
     // key and IV derivation, nonce, AAD and inner content type.
     use sm4_simd::aead::{AeadInOut, KeyInit};
-    for suite in [TLS13_SM4_GCM_SM3, TLS13_SM4_CCM_SM3] {
+    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
         let log = Arc::new(Capture::default());
         let mut c = client_config(with(rustls_sm::provider(), &[suite], &[]), Cert::Sm2);
         c.key_log = log.clone();
@@ -709,13 +727,13 @@ fn first_application_record_from_the_logged_secret() {
         let mut body = b"hello, SM4\x17".to_vec();
         let header = [0x17, 0x03, 0x03, 0, body.len() as u8 + 16];
         let nonce: [u8; 12] = iv.try_into().unwrap(); // sequence number 0
-        let tag: Vec<u8> = if suite.suite() == TLS_SM4_GCM_SM3 {
+        let tag: Vec<u8> = if suite.suite() == *TLS_SM4_GCM_SM3 {
             let a = sm4_simd::Sm4Gcm::new_from_slice(&key).unwrap();
             a.encrypt_inout_detached(&nonce.into(), &header, (&mut body[..]).into())
                 .unwrap()
                 .to_vec()
         } else {
-            assert_eq!(suite.suite(), TLS_SM4_CCM_SM3);
+            assert_eq!(suite.suite(), *TLS_SM4_CCM_SM3);
             let a = sm4_simd::Sm4Ccm::new_from_slice(&key).unwrap();
             a.encrypt_inout_detached(&nonce.into(), &header, (&mut body[..]).into())
                 .unwrap()
