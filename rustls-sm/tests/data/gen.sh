@@ -54,11 +54,14 @@ openssl genpkey -algorithm SM2 -out wrong-sm2.key
 
 # A forgery: the SM2 leaf's key and names, signed by wrong-sm2.key posing
 # as the SM2 CA (same subject name); verifiers must reject its signature.
+# No authorityKeyIdentifier (`openssl x509 -req` would add one naming the
+# fake CA's key, and a verifier that matches it would stop at "issuer not
+# found" without checking the signature).
 openssl req -new -x509 -key wrong-sm2.key -sm3 -sigopt distid:$id -days $days \
     -subj "/CN=rustls-sm test SM2 CA" \
     -extensions v3 -config <(printf '[req]\ndistinguished_name=dn\n[dn]\n[v3]\n'; cat "$tmp/ca.ext") \
     -out "$tmp/fake-ca.pem"
-grep -v authorityKeyIdentifier "$tmp/leaf.ext" >"$tmp/forged.ext"
+{ grep -v authorityKeyIdentifier "$tmp/leaf.ext"; echo "authorityKeyIdentifier = none"; } >"$tmp/forged.ext"
 openssl x509 -req -in "$tmp/sm2.csr" -CA "$tmp/fake-ca.pem" -CAkey wrong-sm2.key -set_serial 4 \
     -sm3 -sigopt distid:$id -vfyopt distid:$id -days $days -extfile "$tmp/forged.ext" \
     -out "$tmp/forged-leaf.pem" 2>/dev/null
