@@ -372,12 +372,14 @@ fn key_update_both_ways() {
 
 #[test]
 fn resumption_with_ticket() {
-    for suite in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3] {
-        let client = Arc::new(client_config(
-            with(rustls_sm::provider(), &[suite], &[]),
-            Cert::Sm2,
-        ));
-        let server = Arc::new(server_config(rustls_sm::provider(), Cert::Sm2));
+    // Tickets sealed by rustls_sm::Ticketer (SM4-GCM), under both providers.
+    let providers: [fn() -> CryptoProvider; 2] = [rustls_sm::provider, rustls_sm::rfc8998_only];
+    for (suite, make) in [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3]
+        .into_iter()
+        .flat_map(|s| providers.map(|p| (s, p)))
+    {
+        let client = Arc::new(client_config(with(make(), &[suite], &[]), Cert::Sm2));
+        let server = Arc::new(server_config(make(), Cert::Sm2));
         let mut first = Pair::handshake(&client, &server);
         first.send(false, b"a ticket came before this");
         assert_eq!(first.c.handshake_kind(), Some(HandshakeKind::Full));
@@ -391,7 +393,10 @@ fn resumption_with_ticket() {
 
 #[test]
 fn close_notify() {
-    let client = Arc::new(client_config(rustls_sm::provider(), Cert::Sm2));
+    let client = Arc::new(client_config(
+        rustls_sm::provider_preferring_sm(),
+        Cert::Sm2,
+    ));
     let server = Arc::new(server_config(rustls_sm::provider(), Cert::Sm2));
     let mut pair = Pair::handshake(&client, &server);
     pair.send(true, b"last words");
@@ -488,7 +493,10 @@ fn sm2_signature_by_the_wrong_key_is_rejected() {
         .unwrap()
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(WrongKey(Arc::new(CertifiedKey::new(chain, key)))));
-    let client = Arc::new(client_config(rustls_sm::provider(), Cert::Sm2));
+    let client = Arc::new(client_config(
+        rustls_sm::provider_preferring_sm(),
+        Cert::Sm2,
+    ));
     let mut pair = Pair::new(&client, &Arc::new(server));
     let (side, err) = pair.run().unwrap_err();
     assert_eq!(side, "client");
@@ -513,7 +521,10 @@ fn forged_sm2_certificate_is_rejected() {
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .unwrap();
-    let client = Arc::new(client_config(rustls_sm::provider(), Cert::Sm2));
+    let client = Arc::new(client_config(
+        rustls_sm::provider_preferring_sm(),
+        Cert::Sm2,
+    ));
     let mut pair = Pair::new(&client, &Arc::new(server));
     let (side, err) = pair.run().unwrap_err();
     assert_eq!(side, "client");
@@ -770,11 +781,16 @@ fn bad_curve_sm2_shares_are_errors() {
     compressed.extend_from_slice(&good[1..33]);
     let mut off_curve = good.clone();
     off_curve[64] ^= 1;
-    let bad: [&[u8]; 8] = [
+    // Uncompressed, coordinates of all ones: above p, so only the range
+    // check of the point decoder can refuse it.
+    let mut above_p = [0xff; 65];
+    above_p[0] = 4;
+    let bad: [&[u8]; 9] = [
         &[],
         &[4],
         &[4; 65],
         &[0xff; 65],
+        &above_p,
         &good[..64],
         &[&good[..], &[0]].concat(),
         &compressed,
@@ -796,7 +812,10 @@ fn bad_curve_sm2_shares_are_errors() {
 
 #[test]
 fn malformed_records_are_errors() {
-    let client = Arc::new(client_config(rustls_sm::provider(), Cert::Sm2));
+    let client = Arc::new(client_config(
+        rustls_sm::provider_preferring_sm(),
+        Cert::Sm2,
+    ));
     let server = Arc::new(server_config(rustls_sm::provider(), Cert::Sm2));
     let record = |typ: u8, len: usize, body_len: usize| {
         let mut r = vec![typ, 3, 3, (len >> 8) as u8, len as u8];
@@ -809,7 +828,7 @@ fn malformed_records_are_errors() {
         ("one byte", record(0x17, 1, 1)),
         ("forged full record", record(0x17, 16384 + 17, 16384 + 17)),
         ("over 2^14 + 256", record(0x17, 16384 + 257, 16384 + 257)),
-        ("length 0xffff", record(0x17, 0xffff, 100)),
+        ("length 0xffff", record(0x17, 0xffff, 0xffff)),
         ("unknown content type", record(0x99, 20, 20)),
         (
             "plaintext handshake after the handshake",
@@ -821,19 +840,21 @@ fn malformed_records_are_errors() {
             let mut pair = Pair::handshake(&client, &server);
             let conn = if to_server { &mut pair.s } else { &mut pair.c };
             let mut rest = &bytes[..];
-            let mut failed = false;
-            while !rest.is_empty() && !failed {
+            let mut failed = None;
+            while !rest.is_empty() && failed.is_none() {
                 match conn.read_tls(&mut rest) {
-                    Ok(_) => failed = conn.process_new_packets().is_err(),
-                    Err(_) => failed = true,
+                    Ok(_) => failed = conn.process_new_packets().err(),
+                    Err(e) => failed = Some(Error::General(e.to_string())),
                 }
             }
             let mut got = Vec::new();
             drain(conn, &mut got);
             assert!(got.is_empty(), "{what}: nothing delivered");
-            // A header announcing more than is there waits for the rest.
-            if what != "length 0xffff" {
-                assert!(failed, "{what}: must fail");
+            let failed = failed.unwrap_or_else(|| panic!("{what}: must fail"));
+            // RFC 8446 section 5.2: a ciphertext over 2^14 + 256 bytes is a
+            // record_overflow, whether or not it would decrypt.
+            if what == "over 2^14 + 256" {
+                assert_eq!(failed, Error::PeerSentOversizedRecord, "{what}");
             }
         }
     }
@@ -904,4 +925,190 @@ fn mutated_handshakes_are_errors_not_panics() {
     // No panic is the point; most changes are caught (the rest are cuts that
     // leave the peer waiting, or bytes it ignores, e.g. the random).
     assert!(outcomes[1] >= 100);
+}
+
+// ---- Providers, code points, keys and certificates ----
+
+#[test]
+fn code_points_are_the_linked_rustls_values() {
+    use rustls::{CipherSuite, NamedGroup, SignatureScheme};
+    assert_eq!(*TLS_SM4_GCM_SM3, CipherSuite::from(0x00C6));
+    assert_eq!(*TLS_SM4_CCM_SM3, CipherSuite::from(0x00C7));
+    assert_eq!(*CURVE_SM2, NamedGroup::from(0x0029));
+    assert_eq!(*rustls_sm::SM2SIG_SM3, SignatureScheme::from(0x0708));
+    assert_eq!(TLS13_SM4_GCM_SM3.suite(), CipherSuite::from(0x00C6));
+    assert_eq!(TLS13_SM4_CCM_SM3.suite(), CipherSuite::from(0x00C7));
+    assert_eq!(CURVE_SM2_KX.name(), NamedGroup::from(0x0029));
+    // What rustls reads off the wire is `From<u16>`: the same values.
+    for (n, suite, name) in [
+        (0x00C6u16, *TLS_SM4_GCM_SM3, "TLS_SM4_GCM_SM3"),
+        (0x00C7, *TLS_SM4_CCM_SM3, "TLS_SM4_CCM_SM3"),
+    ] {
+        assert_eq!(u16::from(suite), n);
+        assert_eq!(rustls_sm::suite_name(CipherSuite::from(n)), name);
+    }
+    assert_eq!(rustls_sm::group_name(NamedGroup::from(0x0029)), "curveSM2");
+}
+
+#[test]
+fn provider_orders_base_first_and_sm_first() {
+    let general = rustls_sm::provider();
+    let n = general.cipher_suites.len();
+    assert!(n > 2);
+    assert_eq!(
+        general.cipher_suites[n - 2..],
+        [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3]
+    );
+    assert_eq!(general.cipher_suites[0], base().cipher_suites[0]);
+    let sm = rustls_sm::provider_preferring_sm();
+    assert_eq!(
+        sm.cipher_suites[..2],
+        [*TLS13_SM4_GCM_SM3, *TLS13_SM4_CCM_SM3]
+    );
+    assert_eq!(sm.cipher_suites.len(), n);
+    // rustls servers follow the client's order: a general client gets the
+    // base's first suite, an SM-preferring one SM4-GCM.
+    let server = Arc::new(server_config(rustls_sm::provider(), Cert::Sm2));
+    let pair = Pair::handshake(&Arc::new(client_config(general, Cert::Sm2)), &server);
+    assert_eq!(
+        pair.c.negotiated_cipher_suite(),
+        Some(base().cipher_suites[0])
+    );
+    let pair = Pair::handshake(&Arc::new(client_config(sm, Cert::Sm2)), &server);
+    assert_eq!(pair.c.negotiated_cipher_suite(), Some(*TLS13_SM4_GCM_SM3));
+}
+
+#[test]
+fn extend_adds_rfc8998_to_any_base() {
+    let mut bases: Vec<(&str, fn() -> CryptoProvider)> = Vec::new();
+    #[cfg(feature = "ring")]
+    bases.push(("ring", rustls::crypto::ring::default_provider));
+    #[cfg(feature = "aws-lc-rs")]
+    bases.push(("aws-lc-rs", rustls::crypto::aws_lc_rs::default_provider));
+    for (name, base) in bases {
+        let p = rustls_sm::extend(base());
+        // The base's parts are kept, the SM ones added once.
+        assert_eq!(
+            p.cipher_suites.len(),
+            base().cipher_suites.len() + 2,
+            "{name}"
+        );
+        assert_eq!(p.kx_groups.len(), base().kx_groups.len() + 1, "{name}");
+        assert_eq!(p.kx_groups[1].name(), *CURVE_SM2, "{name}");
+        // Extending twice adds nothing more, and reuses what it made.
+        let again = rustls_sm::extend(rustls_sm::extend(base()));
+        assert_eq!(again.cipher_suites.len(), p.cipher_suites.len(), "{name}");
+        assert_eq!(again.kx_groups.len(), p.kx_groups.len(), "{name}");
+        assert_eq!(
+            p.signature_verification_algorithms.all.as_ptr(),
+            rustls_sm::extend(base())
+                .signature_verification_algorithms
+                .all
+                .as_ptr(),
+            "{name}"
+        );
+        // SM2 and ECDSA chains, SM and base suites, against our server.
+        for cert in [Cert::Sm2, Cert::Ecdsa] {
+            let server = Arc::new(server_config(rustls_sm::extend(base()), cert));
+            for suite in [*TLS13_SM4_GCM_SM3, base().cipher_suites[0]] {
+                let client = client_config(with(rustls_sm::extend(base()), &[suite], &[]), cert);
+                let mut pair = Pair::handshake(&Arc::new(client), &server);
+                assert_eq!(pair.s.negotiated_cipher_suite(), Some(suite), "{name}");
+                pair.send(true, b"extended");
+            }
+        }
+    }
+}
+
+/// A server with `chain` and `key` (PEM file names) on `p`.
+fn server_with(p: CryptoProvider, chain: &str, key: &[u8]) -> Arc<ServerConfig> {
+    let chain = rustls_sm::load_certs(&read(chain)).unwrap();
+    let key = rustls_sm::load_private_key(key).unwrap();
+    Arc::new(
+        ServerConfig::builder_with_provider(Arc::new(p))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap(),
+    )
+}
+
+#[test]
+fn empty_signer_id_certificates_only_when_asked() {
+    // sm2-noid-chain.pem: the SM2 leaf signed by the SM2 CA under the empty
+    // signer ID (`openssl x509 -req -sm3` without -sigopt distid, OpenSSL 3).
+    let server = server_with(
+        rustls_sm::rfc8998_only(),
+        "sm2-noid-chain.pem",
+        &read("sm2.key"),
+    );
+    for make in [rustls_sm::provider, rustls_sm::rfc8998_only] {
+        let strict = Arc::new(client_config(make(), Cert::Sm2));
+        let mut pair = Pair::new(&strict, &server);
+        let err = pair.run().unwrap_err().1;
+        assert_eq!(
+            err,
+            Error::InvalidCertificate(rustls::CertificateError::BadSignature)
+        );
+        let lenient = client_config(rustls_sm::accept_empty_cert_signer_id(make()), Cert::Sm2);
+        let mut pair = Pair::handshake(&Arc::new(lenient), &server);
+        pair.send(true, b"empty signer ID accepted on request");
+        // The usual certificates still verify with the lenient provider.
+        let lenient = client_config(rustls_sm::accept_empty_cert_signer_id(make()), Cert::Sm2);
+        let usual = Arc::new(server_config(rustls_sm::rfc8998_only(), Cert::Sm2));
+        Pair::handshake(&Arc::new(lenient), &usual).send(true, b"1234567812345678");
+    }
+}
+
+#[test]
+fn sec1_sm2_keys_load() {
+    // OpenSSL's `openssl ec` output (label "SM2 PRIVATE KEY") and the same
+    // body under the usual SEC1 label.
+    let sm2_label = read("sm2-sec1.key");
+    let ec_label = String::from_utf8(sm2_label.clone())
+        .unwrap()
+        .replace("SM2 PRIVATE KEY", "EC PRIVATE KEY");
+    for pem in [sm2_label, ec_label.into_bytes()] {
+        let key = rustls_sm::load_private_key(&pem).unwrap();
+        assert!(matches!(key, rustls::pki_types::PrivateKeyDer::Sec1(_)));
+        for make in [rustls_sm::provider, rustls_sm::rfc8998_only] {
+            let server = server_with(make(), "sm2-chain.pem", &pem);
+            let client = Arc::new(client_config(rustls_sm::rfc8998_only(), Cert::Sm2));
+            Pair::handshake(&client, &server).send(false, b"SEC1");
+        }
+    }
+    // rfc8998_only loads nothing but SM2 keys, and says so.
+    let ecdsa = rustls_sm::load_private_key(&read("ecdsa.key")).unwrap();
+    let err = rustls_sm::rfc8998_only()
+        .key_provider
+        .load_private_key(ecdsa)
+        .unwrap_err();
+    assert!(err.to_string().contains("not an SM2 private key"), "{err}");
+}
+
+#[test]
+fn ticketer_seals_with_sm4_gcm_and_refuses_forgeries() {
+    let t = rustls_sm::Ticketer::new().unwrap();
+    assert!(t.enabled());
+    let other = rustls_sm::Ticketer::new().unwrap();
+    for len in [0usize, 1, 100, 2000] {
+        let plain = pattern(len, 9);
+        let ticket = t.encrypt(&plain).unwrap();
+        assert_eq!(ticket.len(), 16 + 12 + len + 16);
+        if len > 0 {
+            assert_ne!(ticket[28..28 + len], plain[..]);
+        }
+        assert_eq!(t.decrypt(&ticket).unwrap(), plain);
+        assert_ne!(t.encrypt(&plain).unwrap(), ticket, "fresh nonce per ticket");
+        assert!(other.decrypt(&ticket).is_none(), "another key");
+        for at in [0, 16, 28, ticket.len() - 1] {
+            let mut bad = ticket.clone();
+            bad[at] ^= 1;
+            assert!(t.decrypt(&bad).is_none(), "flipped byte {at}");
+        }
+        for cut in [0, 15, 28, 43, ticket.len() - 1] {
+            assert!(t.decrypt(&ticket[..cut]).is_none(), "cut at {cut}");
+        }
+    }
 }
