@@ -10,9 +10,11 @@
 #      has against `soft` (each crate prints which backends it ran);
 #      `cargo package` of the publishable crates, and a user's build from
 #      those packages (scripts/user-build.sh); then (not with --quick)
-#      rustls-sm against OpenSSL 4 (rustls-sm/interop/run.sh: the pyOpenSSL
-#      peer in a venv it makes, about 10 s once installed) and the library
-#      crates built with the workspace's rust-version;
+#      rustls-sm in an application with rustls's default features and
+#      tokio-rustls (rustls-sm/apps/default-features), rustls-sm against
+#      OpenSSL 4 and Tongsuo (rustls-sm/interop/run.sh: pyOpenSSL and
+#      tongsuopy in a venv it makes, about 15 s once installed) and the
+#      library crates built with the workspace's rust-version;
 #   3. the constant-time check (x86_64): every operation of every crate on
 #      every backend valgrind can run, under valgrind memcheck with the
 #      secrets marked undefined, and its self-test (planted leaks that
@@ -323,7 +325,12 @@ step "a user's build: the packaged crates, by name and version, run the root REA
 
 [ $quick = 1 ] && exit 0
 
-step "rustls-sm against OpenSSL 4 (pyOpenSSL in a venv of its own), over 127.0.0.1"
+step "rustls-sm in an application with rustls's default features and tokio-rustls (rustls-sm/apps/default-features)"
+# Outside the workspace (its own lock file); the shared target directory
+# reuses the workspace's AWS-LC build.
+CARGO_TARGET_DIR="$PWD/target" cargo run --quiet --locked --manifest-path rustls-sm/apps/default-features/Cargo.toml
+
+step "rustls-sm against OpenSSL 4 and Tongsuo 8.3.2 (pyOpenSSL and tongsuopy in a venv of its own), over 127.0.0.1"
 rustls-sm/interop/run.sh
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
