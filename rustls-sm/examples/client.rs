@@ -9,8 +9,13 @@
 //! (names as printed, e.g. TLS_SM4_GCM_SM3, curveSM2, X25519), in the
 //! given order; `--rfc8998-only` starts from `rfc8998_only()`;
 //! `--key-update` sends a KeyUpdate before the data; `--resume` connects
-//! twice, the second time resuming the first session. `SSLKEYLOGFILE`
-//! names a file for the secrets (for Wireshark or a check).
+//! twice, the second time resuming the first session; `--cert PEM --key
+//! PEM` are a client certificate chain and its key, for servers that ask
+//! for one. For the interop test only: `--cv-signer-id ID` signs the
+//! client's SM2 CertificateVerify under the signer ID `ID` instead of
+//! RFC 8998's `TLSv1.3+GM+Cipher+Suite` (so that a server's rejection of
+//! another ID can be checked). `SSLKEYLOGFILE` names a file for the
+//! secrets (for Wireshark or a check).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -18,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::select;
+use common::{certified_key, select};
 use rustls::{ClientConfig, ClientConnection, KeyLogFile, RootCertStore};
 
 struct Args {
@@ -30,6 +35,9 @@ struct Args {
     rfc8998_only: bool,
     key_update: bool,
     resume: bool,
+    cert: Option<String>,
+    key: Option<String>,
+    cv_signer_id: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -42,6 +50,9 @@ fn args() -> Result<Args, String> {
         rfc8998_only: false,
         key_update: false,
         resume: false,
+        cert: None,
+        key: None,
+        cv_signer_id: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,13 +66,22 @@ fn args() -> Result<Args, String> {
             "--rfc8998-only" => a.rfc8998_only = true,
             "--key-update" => a.key_update = true,
             "--resume" => a.resume = true,
+            "--cert" => a.cert = Some(value()?),
+            "--key" => a.key = Some(value()?),
+            "--cv-signer-id" => a.cv_signer_id = Some(value()?),
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
-    if a.connect.is_empty() || a.ca.is_empty() {
+    if a.connect.is_empty()
+        || a.ca.is_empty()
+        || a.cert.is_some() != a.key.is_some()
+        || (a.cv_signer_id.is_some() && a.cert.is_none())
+    {
         return Err(
             "usage: client --connect ADDR --ca PEM [--server-name NAME] [--suites LIST] \
-                    [--groups LIST] [--rfc8998-only] [--key-update] [--resume]"
+                    [--groups LIST] [--rfc8998-only] [--key-update] [--resume] \
+                    [--cert PEM --key PEM [--cv-signer-id ID (interop test: the SM2 \
+                    CertificateVerify under signer ID ID)]]"
                 .into(),
         );
     }
@@ -74,15 +94,23 @@ fn run(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
     } else {
         rustls_sm::provider()
     };
-    let provider = select(base, a.suites.as_deref(), a.groups.as_deref())?;
+    let provider = Arc::new(select(base, a.suites.as_deref(), a.groups.as_deref())?);
     let mut roots = RootCertStore::empty();
     for cert in rustls_sm::load_certs(&std::fs::read(&a.ca)?)? {
         roots.add(cert)?;
     }
-    let mut config = ClientConfig::builder_with_provider(Arc::new(provider))
+    let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let mut config = match (&a.cert, &a.key) {
+        (Some(cert), Some(key)) => builder.with_client_cert_resolver(certified_key(
+            cert,
+            key,
+            a.cv_signer_id.as_deref(),
+            &provider,
+        )?),
+        _ => builder.with_no_client_auth(),
+    };
     config.key_log = Arc::new(KeyLogFile::new());
     let config = Arc::new(config);
 

@@ -9,8 +9,14 @@
 //! Options: `--suites A,B`, `--groups A,B` (names as printed, in order of
 //! preference), `--rfc8998-only` (start from `rfc8998_only()`),
 //! `--key-update` (send a KeyUpdate after each handshake),
-//! `--connections N` (exit after N connections). The first line of output
-//! is `listening on ADDR` (with the port when `:0` was asked).
+//! `--connections N` (exit after N connections), `--client-ca PEM`
+//! (require a client certificate and verify it against that CA; each line
+//! then names the client's certificate by its SM3 fingerprint). For the
+//! interop test only: `--cv-signer-id ID` signs the SM2 CertificateVerify
+//! under the signer ID `ID` instead of RFC 8998's `TLSv1.3+GM+Cipher+Suite`
+//! (so that a peer's rejection of another ID can be checked). The first
+//! line of output is `listening on ADDR` (with the port when `:0` was
+//! asked).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,8 +24,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod common;
-use common::select;
-use rustls::{ServerConfig, ServerConnection};
+use common::{certified_key, select};
+use rustls::pki_types::CertificateDer;
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig, ServerConnection};
+use sm3_simd::{Digest, Sm3};
 
 struct Args {
     listen: String,
@@ -30,6 +39,8 @@ struct Args {
     rfc8998_only: bool,
     key_update: bool,
     connections: Option<u64>,
+    client_ca: Option<String>,
+    cv_signer_id: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -42,6 +53,8 @@ fn args() -> Result<Args, String> {
         rfc8998_only: false,
         key_update: false,
         connections: None,
+        client_ca: None,
+        cv_signer_id: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,13 +68,17 @@ fn args() -> Result<Args, String> {
             "--rfc8998-only" => a.rfc8998_only = true,
             "--key-update" => a.key_update = true,
             "--connections" => a.connections = Some(value()?.parse().map_err(|e| format!("{e}"))?),
+            "--client-ca" => a.client_ca = Some(value()?),
+            "--cv-signer-id" => a.cv_signer_id = Some(value()?),
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
     if a.listen.is_empty() || a.cert.is_empty() || a.key.is_empty() {
         return Err(
             "usage: server --listen ADDR --cert PEM --key PEM [--suites LIST] \
-                    [--groups LIST] [--rfc8998-only] [--key-update] [--connections N]"
+                    [--groups LIST] [--rfc8998-only] [--key-update] [--connections N] \
+                    [--client-ca PEM] [--cv-signer-id ID (interop test: the SM2 \
+                    CertificateVerify under signer ID ID)]"
                 .into(),
         );
     }
@@ -74,13 +91,26 @@ fn config(a: &Args) -> Result<Arc<ServerConfig>, Box<dyn std::error::Error>> {
     } else {
         rustls_sm::provider()
     };
-    let provider = select(base, a.suites.as_deref(), a.groups.as_deref())?;
-    let chain = rustls_sm::load_certs(&std::fs::read(&a.cert)?)?;
-    let key = rustls_sm::load_private_key(&std::fs::read(&a.key)?)?;
-    let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
-        .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)?;
+    let provider = Arc::new(select(base, a.suites.as_deref(), a.groups.as_deref())?);
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
+    let builder = match &a.client_ca {
+        Some(ca) => {
+            let mut roots = RootCertStore::empty();
+            for cert in rustls_sm::load_certs(&std::fs::read(ca)?)? {
+                roots.add(cert)?;
+            }
+            // Client certificates and their CertificateVerify checked with
+            // the same provider (SM2 among its algorithms).
+            let verifier =
+                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let key = certified_key(&a.cert, &a.key, a.cv_signer_id.as_deref(), &provider)?;
+    let mut config = builder.with_cert_resolver(key);
     // Session tickets for resumption, sealed with SM4-GCM (whatever the suite).
     config.ticketer = rustls_sm::Ticketer::new()?;
     Ok(Arc::new(config))
@@ -129,7 +159,23 @@ fn serve(
     }
     conn.send_close_notify();
     let _ = conn.complete_io(sock);
-    Ok(format!("{} echoed={echoed}", rustls_sm::describe(&conn)))
+    let client_cert = match conn.peer_certificates() {
+        Some([leaf, ..]) => format!(" client_cert={}", fingerprint(leaf)),
+        _ => String::new(),
+    };
+    Ok(format!(
+        "{} echoed={echoed}{client_cert}",
+        rustls_sm::describe(&conn)
+    ))
+}
+
+/// `sm3:` and the SM3 digest of a certificate's DER in hex (as `openssl
+/// x509 -fingerprint -sm3` prints it, without the colons).
+fn fingerprint(cert: &CertificateDer<'_>) -> String {
+    let hex: String = (Sm3::digest(cert.as_ref()).iter())
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sm3:{hex}")
 }
 
 fn main() {

@@ -4,8 +4,11 @@ linked OpenSSL), over 127.0.0.1: our examples/client.rs against an OpenSSL
 server and an OpenSSL client against our examples/server.rs, for both
 RFC 8998 suites, X25519 and curveSM2, ECDSA and SM2 certificates, data
 of 0, 1, 16383, 16384, 16385 and 2^20 bytes echoed byte-exactly; HRR,
-KeyUpdate, resumption, close_notify; a flipped bit each way, SM-only
-against no SM, a forged SM2 signature; the TLS 1.3 secrets against
+KeyUpdate, resumption, close_notify; a flipped bit in an application-data
+record each way, SM-only against no SM, a forged SM2 signature; client
+certificates (SM2 and ECDSA) each way, and a client refused without one;
+rfc8998_only() against OpenSSL each way; a CertificateVerify signed under
+another SM2 signer ID refused by OpenSSL; the TLS 1.3 secrets against
 OpenSSL's keylog. Prints one line per case; exits 1 on any failure.
 
 Usage: interop.py EXAMPLES_DIR CERT_DIR
@@ -20,6 +23,8 @@ import tempfile
 import threading
 import time
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 from OpenSSL import SSL
 from OpenSSL._util import lib as _lib
 
@@ -41,6 +46,13 @@ def cert(name):
     return os.path.join(CERT_DIR, name)
 
 
+def fingerprint(chain_name):
+    """The SM3 fingerprint of the leaf of a chain, as our server prints it."""
+    with open(cert(chain_name), "rb") as f:
+        leaf = x509.load_pem_x509_certificates(f.read())[0]
+    return "sm3:" + leaf.fingerprint(hashes.SM3()).hex()
+
+
 def data_of(size, seed=7):
     """size bytes of a pattern that is not periodic in 16 (nor in 256)."""
     block = bytes(((i * 31 + seed) ^ (i >> 8)) & 0xFF for i in range(4093))
@@ -58,32 +70,51 @@ def report(name, ok, detail=""):
 # ---- The OpenSSL side: memory BIOs, so that records can be fed one at a
 # ---- time (and a bit flipped) and no side waits on the other's reads.
 
-def context(suites, groups, cert_name=None, ca=None, keylog=None):
+def context(suites, groups, cert_name=None, ca=None, keylog=None, require_cert=False,
+            chain=None):
+    """An OpenSSL context: `cert_name` its certificate (the chain `chain`, by
+    default cert_name-chain.pem) and key, `ca` the CA it verifies its peer
+    against; a server with `require_cert` refuses clients without one."""
     ctx = SSL.Context(SSL.TLS_METHOD)
     ctx.set_min_proto_version(SSL.TLS1_3_VERSION)
     ctx.set_tls13_ciphersuites(suites.encode())
     assert _lib.SSL_CTX_set1_curves_list(ctx._context, groups.encode()) == 1, groups
     assert _lib.SSL_CTX_set1_sigalgs_list(ctx._context, SIGALGS.encode()) == 1
     if cert_name:
-        ctx.use_certificate_chain_file(cert(cert_name + "-chain.pem"))
+        ctx.use_certificate_chain_file(cert(chain or cert_name + "-chain.pem"))
         ctx.use_privatekey_file(cert(cert_name + ".key"))
     if ca:
         ctx.load_verify_locations(cert(ca + "-ca.pem"))
-        ctx.set_verify(SSL.VERIFY_PEER, lambda conn, x509, err, depth, ok: bool(ok))
+        mode = SSL.VERIFY_PEER | (SSL.VERIFY_FAIL_IF_NO_PEER_CERT if require_cert else 0)
+        ctx.set_verify(mode, lambda conn, cert, err, depth, ok: bool(ok))
     if keylog is not None:
         ctx.set_keylog_callback(lambda conn, line: keylog.append(line.decode()))
     return ctx
 
 
-class Tls:
-    """An OpenSSL connection over a socket, driven by hand."""
+def flip(rec):
+    """A bit of a record's body flipped (its 4th byte, inside the ciphertext)."""
+    rec = bytearray(rec)
+    rec[8] ^= 0x20
+    return rec
 
-    def __init__(self, conn, sock, flip_in=False, flip_out=False):
+
+class Tls:
+    """An OpenSSL connection over a socket, driven by hand. `flip_in` /
+    `flip_out`: the body length of the record, after the handshake, in
+    which to flip a bit on its way in / out (0: none) -- an application-data
+    record is known by its length (the data, its content type and a 16-byte
+    tag: neither peer pads), which a NewSessionTicket does not share; what
+    was flipped is kept in `flipped` as (content type, body length)."""
+
+    def __init__(self, conn, sock, flip_in=0, flip_out=0):
         self.conn, self.sock = conn, sock
         sock.setblocking(False)
         self.out, self.inbuf = bytearray(), bytearray()
+        self.outrec = bytearray()  # OpenSSL's output not yet cut into records
         self.eof = False
         self.flip_in, self.flip_out = flip_in, flip_out
+        self.flipped = None
         self.established = False
         self.deadline = time.monotonic() + TIMEOUT
 
@@ -93,11 +124,26 @@ class Tls:
                 chunk = self.conn.bio_read(1 << 16)
             except SSL.WantReadError:
                 return
-            if self.flip_out and self.established and len(chunk) > 8:
-                chunk = bytearray(chunk)
-                chunk[8] ^= 0x20  # the body of the first record after the handshake
-                self.flip_out = False
-            self.out += chunk
+            if not self.flip_out:
+                self.out += chunk
+                continue
+            # Cut into whole records, to find the one to flip.
+            self.outrec += chunk
+            while len(self.outrec) >= 5:
+                n = 5 + int.from_bytes(self.outrec[3:5], "big")
+                if len(self.outrec) < n:
+                    break
+                rec = self.outrec[:n]
+                del self.outrec[:n]
+                if self.flip_out and self.established and rec[0] == 23 \
+                        and n - 5 == self.flip_out:
+                    rec = flip(rec)
+                    self.flipped = (rec[0], n - 5)
+                    self.flip_out = 0
+                self.out += rec
+            if not self.flip_out:
+                self.out += self.outrec
+                self.outrec.clear()
 
     def step(self):
         """Send what can be sent, receive what arrived (waits up to 20 ms)."""
@@ -127,9 +173,11 @@ class Tls:
             if len(self.inbuf) >= n:
                 rec = bytearray(self.inbuf[:n])
                 del self.inbuf[:n]
-                if self.flip_in and self.established and rec[0] == 23:
-                    rec[8] ^= 0x20
-                    self.flip_in = False
+                if self.flip_in and self.established and rec[0] == 23 \
+                        and n - 5 == self.flip_in:
+                    rec = flip(rec)
+                    self.flipped = (rec[0], n - 5)
+                    self.flip_in = 0
                 self.conn.bio_write(bytes(rec))
                 return True
         if self.eof:
@@ -211,15 +259,19 @@ class Tls:
 
     def params(self):
         reused = _lib.SSL_session_reused(self.conn._ssl)
+        peer = self.conn.get_peer_certificate()
+        peer = ("sm3:" + peer.to_cryptography().fingerprint(hashes.SM3()).hex()
+                if peer is not None else "none")
         return (f"suite={self.conn.get_cipher_name()} group={self.conn.get_group_name()} "
-                f"resumed={bool(reused)}")
+                f"resumed={bool(reused)} peer_cert={peer}")
 
 
 class OpenSslServer:
     """An OpenSSL echo server in a thread; one record per connection in `results`."""
 
-    def __init__(self, ctx, flip_in=False, flip_out=False):
+    def __init__(self, ctx, flip_in=0, flip_out=0):
         self.ctx, self.flip_in, self.flip_out = ctx, flip_in, flip_out
+        self.flipped = []  # what each connection flipped (see Tls)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -241,9 +293,11 @@ class OpenSslServer:
             try:
                 tls.handshake()
                 n = tls.echo()
+                self.flipped.append(tls.flipped)
                 self.results.append(("ok", tls.params(), n))
             except Exception as e:  # noqa: BLE001 (reported by the case)
                 tls.drain_out()
+                self.flipped.append(tls.flipped)
                 self.results.append(("error", repr(e), 0))
             finally:
                 s.close()
@@ -294,9 +348,10 @@ class OurServer:
         self.p.wait()
 
 
-def openssl_client(port, suites, groups, ca, data, session=None, flip_in=False,
-                   flip_out=False, ctx=None):
-    """Returns (received, params, error, session)."""
+def openssl_client(port, suites, groups, ca, data, session=None, flip_in=0,
+                   flip_out=0, ctx=None, flipped=None):
+    """Returns (received, params, error, session); appends to `flipped` what
+    was flipped (see Tls)."""
     ctx = ctx or context(suites, groups, ca=ca)
     s = socket.create_connection(("127.0.0.1", port))
     conn = SSL.Connection(ctx, None)
@@ -315,6 +370,8 @@ def openssl_client(port, suites, groups, ca, data, session=None, flip_in=False,
         return b"", "", repr(e), None
     finally:
         s.close()
+        if flipped is not None:
+            flipped.append(tls.flipped)
 
 
 def want(pattern, text):
@@ -440,46 +497,60 @@ def resumption():
 
 
 def flipped_bits():
+    """A bit flipped in the application-data record of 1000 bytes (1017 on
+    the wire), in each direction; the NewSessionTickets before it (OpenSSL's
+    two, written during the server's handshake; rustls's, sent after the
+    client's Finished) go through untouched."""
     data = data_of(1000, 9)
+    n = len(data) + 1 + 16  # the data, its content type, the tag
+    what = f"the {n}-byte application-data record"
     for suite in SUITES:
         # OpenSSL's record corrupted on its way to us.
-        srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"), flip_out=True)
+        srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"), flip_out=n)
         try:
             rc, out, err = our_client(srv.port, "sm2", data)
             res = srv.result(1)
             ok = rc != 0 and out == b"" and "DecryptError" in err and \
-                want("(?i)bad.record.mac", res[1])
-            report(f"flipped bit, OpenSSL server -> rustls client {suite}: bad_record_mac, "
-                   f"nothing delivered", ok, "" if ok else f"{err.strip()} {res}")
+                want("(?i)bad.record.mac", res[1]) and srv.flipped == [(23, n)]
+            report(f"flipped bit in {what}, OpenSSL server -> rustls client {suite}: "
+                   f"DecryptError, bad_record_mac sent, nothing delivered", ok,
+                   "" if ok else f"{err.strip()} {res} flipped={srv.flipped}")
         finally:
             srv.close()
         # Our record corrupted on its way to OpenSSL.
-        srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"), flip_in=True)
+        srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2"), flip_in=n)
         try:
             rc, out, err = our_client(srv.port, "sm2", data)
             res = srv.result(1)
             ok = rc != 0 and "AlertReceived(BadRecordMac)" in err and res[0] == "error" \
-                and want("(?i)bad.record.mac|decryption failed", res[1]) and res[2] == 0
-            report(f"flipped bit, rustls client -> OpenSSL server {suite}: bad_record_mac, "
-                   f"nothing delivered", ok, "" if ok else f"{err.strip()} {res}")
+                and want("(?i)bad.record.mac|decryption failed", res[1]) and res[2] == 0 \
+                and srv.flipped == [(23, n)]
+            report(f"flipped bit in {what}, rustls client -> OpenSSL server {suite}: "
+                   f"bad_record_mac, nothing delivered", ok,
+                   "" if ok else f"{err.strip()} {res} flipped={srv.flipped}")
         finally:
             srv.close()
         srv = OurServer("sm2")
         try:
+            flipped = []
             got, _, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2", data,
-                                              flip_out=True)
+                                              flip_out=n, flipped=flipped)
             line = srv.line()
-            ok = got == b"" and "DecryptError" in line and "echoed=0" not in line and \
-                want("(?i)bad.record.mac", error or "")
-            report(f"flipped bit, OpenSSL client -> rustls server {suite}: bad_record_mac, "
-                   f"nothing delivered", ok, "" if ok else f"{error} [{line}]")
+            ok = got == b"" and "DecryptError" in line and "echoed=" not in line and \
+                want("(?i)bad.record.mac", error or "") and flipped == [(23, n)]
+            report(f"flipped bit in {what}, OpenSSL client -> rustls server {suite}: "
+                   f"bad_record_mac, nothing delivered", ok,
+                   "" if ok else f"{error} [{line}] flipped={flipped}")
+            flipped = []
             got, _, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2", data,
-                                              flip_in=True)
+                                              flip_in=n, flipped=flipped)
             line = srv.line()
             ok = got == b"" and "AlertReceived(BadRecordMac)" in line and \
-                want("(?i)bad.record.mac|decryption failed", error or "")
-            report(f"flipped bit, rustls server -> OpenSSL client {suite}: bad_record_mac, "
-                   f"nothing delivered", ok, "" if ok else f"{error} [{line}]")
+                want("(?i)bad.record.mac|decryption failed", error or "") and \
+                flipped == [(23, n)]
+            report(f"flipped bit in {what}, rustls server -> OpenSSL client {suite}: "
+                   f"bad_record_mac, nothing delivered", ok,
+                   "" if ok else f"{error} [{line}] flipped={flipped}")
         finally:
             srv.close()
 
@@ -536,6 +607,197 @@ def forged_signature():
         p.wait()
 
 
+def client_auth():
+    """Client certificates (sm2sig_sm3 or ECDSA in the client's
+    CertificateVerify) each way; a server that requires one refuses a client
+    without one, and a forged one."""
+    data = data_of(16385, 13)
+    for suite in SUITES:
+        for c in CERTS:
+            # OpenSSL verifies our client's certificate (its CA: c's).
+            srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2", ca=c,
+                                        require_cert=True))
+            try:
+                rc, out, err = our_client(srv.port, "sm2", data, "--cert",
+                                          cert(c + "-chain.pem"), "--key", cert(c + ".key"))
+                res = srv.result(1)
+                ok = rc == 0 and out == data and res[0] == "ok" and res[2] == len(data) \
+                    and f"peer_cert={fingerprint(c + '-chain.pem')}" in res[1]
+                report(f"client auth: rustls client ({c} client cert) -> OpenSSL server "
+                       f"requiring one {suite}, OpenSSL saw it, 16385 B echoed", ok,
+                       "" if ok else f"rc={rc} {err.strip()} {res}")
+            finally:
+                srv.close()
+            # We verify OpenSSL's client certificate.
+            srv = OurServer("sm2", "--client-ca", cert(c + "-ca.pem"))
+            try:
+                ctx = context(suite, "curveSM2", cert_name=c, ca="sm2")
+                got, params, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2",
+                                                       data, ctx=ctx)
+                line = srv.line()
+                ok = error is None and got == data and f"echoed={len(data)}" in line \
+                    and f"client_cert={fingerprint(c + '-chain.pem')}" in line
+                report(f"client auth: OpenSSL client ({c} client cert) -> rustls server "
+                       f"requiring one {suite}, we saw it, 16385 B echoed", ok,
+                       "" if ok else f"{error} [{line}]")
+            finally:
+                srv.close()
+    suite = SUITES[0]
+    # No client certificate: certificate_required.
+    srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2", ca="sm2",
+                                require_cert=True))
+    try:
+        rc, out, err = our_client(srv.port, "sm2", b"x")
+        res = srv.result(1)
+        ok = rc != 0 and out == b"" and "AlertReceived(CertificateRequired)" in err and \
+            res[0] == "error" and want("(?i)peer did not return a certificate", res[1])
+        report(f"client auth: rustls client without a certificate -> OpenSSL server "
+               f"requiring one {suite}: certificate_required", ok,
+               "" if ok else f"rc={rc} {err.strip()} {res}")
+    finally:
+        srv.close()
+    srv = OurServer("sm2", "--client-ca", cert("sm2-ca.pem"))
+    try:
+        got, _, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2", b"x")
+        line = srv.line()
+        ok = got == b"" and want("(?i)certificate.required", error or "") and \
+            "NoCertificatesPresented" in line
+        report(f"client auth: OpenSSL client without a certificate -> rustls server "
+               f"requiring one {suite}: certificate_required", ok,
+               "" if ok else f"{error} [{line}]")
+    finally:
+        srv.close()
+    # A forged client certificate (the SM2 leaf signed by another key).
+    srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2", ca="sm2",
+                                require_cert=True))
+    try:
+        rc, out, err = our_client(srv.port, "sm2", b"x", "--cert",
+                                  cert("sm2-forged-chain.pem"), "--key", cert("sm2.key"))
+        res = srv.result(1)
+        ok = rc != 0 and out == b"" and "AlertReceived(DecryptError)" in err and \
+            res[0] == "error" and want("(?i)signature failure.*certificate verify failed", res[1])
+        report(f"client auth: rustls client with a forged SM2 client cert -> OpenSSL server "
+               f"{suite}: refused (signature failure, decrypt_error)", ok,
+               "" if ok else f"rc={rc} {err.strip()} {res}")
+    finally:
+        srv.close()
+    srv = OurServer("sm2", "--client-ca", cert("sm2-ca.pem"))
+    try:
+        ctx = context(suite, "curveSM2", cert_name="sm2", ca="sm2",
+                      chain="sm2-forged-chain.pem")
+        got, _, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2", b"x", ctx=ctx)
+        line = srv.line()
+        ok = got == b"" and want("(?i)alert decrypt error", error or "") and \
+            "InvalidCertificate(BadSignature)" in line
+        report(f"client auth: OpenSSL client with a forged SM2 client cert -> rustls server "
+               f"{suite}: refused (BadSignature, decrypt_error)", ok,
+               "" if ok else f"{error} [{line}]")
+    finally:
+        srv.close()
+
+
+def rfc8998_only():
+    """rfc8998_only() completes handshakes with OpenSSL, each way, and with
+    a client certificate."""
+    data = data_of(100000, 15)
+    for suite in SUITES:
+        # A general OpenSSL server that has the SM suite too.
+        srv = OpenSslServer(context(f"TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:{suite}",
+                                    "X25519:curveSM2", cert_name="sm2"))
+        try:
+            rc, out, err = our_client(srv.port, "sm2", data, "--rfc8998-only")
+            res = srv.result(1)
+            ok = rc == 0 and out == data and f"suite={suite}" in err and \
+                "group=curveSM2" in err and res[0] == "ok" and f"suite={suite}" in res[1]
+            report(f"rfc8998_only rustls client -> OpenSSL server (AES, ChaCha20 and {suite}; "
+                   f"X25519, curveSM2): {suite} curveSM2, 100000 B echoed", ok,
+                   "" if ok else f"rc={rc} {err.strip()} {res}")
+        finally:
+            srv.close()
+        # An OpenSSL client that offers AES too, and an X25519 key share.
+        srv = OurServer("sm2", "--rfc8998-only")
+        try:
+            got, params, error, _ = openssl_client(srv.port, f"TLS_AES_128_GCM_SHA256:{suite}",
+                                                   "X25519:curveSM2", "sm2", data)
+            line = srv.line()
+            ok = error is None and got == data and f"suite={suite}" in line and \
+                "group=curveSM2" in line and "FullWithHelloRetryRequest" in line and \
+                f"echoed={len(data)}" in line and f"suite={suite}" in params
+            report(f"OpenSSL client (AES and {suite}; X25519 share) -> rfc8998_only rustls "
+                   f"server: HRR, {suite} curveSM2, 100000 B echoed", ok,
+                   "" if ok else f"{error} [{line}] {params}")
+        finally:
+            srv.close()
+    suite = SUITES[0]
+    srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2", ca="sm2", require_cert=True))
+    try:
+        rc, out, err = our_client(srv.port, "sm2", data, "--rfc8998-only", "--cert",
+                                  cert("sm2-chain.pem"), "--key", cert("sm2.key"))
+        res = srv.result(1)
+        ok = rc == 0 and out == data and res[0] == "ok" and \
+            f"peer_cert={fingerprint('sm2-chain.pem')}" in res[1]
+        report(f"rfc8998_only rustls client (sm2 client cert) -> OpenSSL server requiring one "
+               f"{suite}, 100000 B echoed", ok, "" if ok else f"rc={rc} {err.strip()} {res}")
+    finally:
+        srv.close()
+    srv = OurServer("sm2", "--rfc8998-only", "--client-ca", cert("sm2-ca.pem"))
+    try:
+        ctx = context(suite, "curveSM2", cert_name="sm2", ca="sm2")
+        got, _, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2", data, ctx=ctx)
+        line = srv.line()
+        ok = error is None and got == data and f"echoed={len(data)}" in line and \
+            f"client_cert={fingerprint('sm2-chain.pem')}" in line
+        report(f"OpenSSL client (sm2 client cert) -> rfc8998_only rustls server requiring one "
+               f"{suite}, 100000 B echoed", ok, "" if ok else f"{error} [{line}]")
+    finally:
+        srv.close()
+
+
+CV_IDS = [("TLSv1.3+GM+Cipher+Suite", True), ("1234567812345678", False), ("", False)]
+
+
+def cv_signer_id():
+    """OpenSSL 4 verifies sm2sig_sm3 in CertificateVerify under RFC 8998's
+    signer ID only: our server's (and our client's, with a client
+    certificate) signed under another ID is refused with decrypt_error.
+    (OpenSSL cannot be made to sign under another ID, so the other direction
+    is not tested here; tests/ check ours.)"""
+    suite = SUITES[0]
+    for cv_id, accepted in CV_IDS:
+        shown = cv_id or "the empty ID"
+        srv = OurServer("sm2", "--cv-signer-id", cv_id)
+        try:
+            got, _, error, _ = openssl_client(srv.port, suite, "curveSM2", "sm2", b"signed")
+            line = srv.line()
+            if accepted:
+                ok = error is None and got == b"signed" and "echoed=6" in line
+            else:
+                ok = got == b"" and want("(?i)bad signature", error or "") and \
+                    "AlertReceived(DecryptError)" in line
+            report(f"server CertificateVerify under {shown}: OpenSSL client "
+                   f"{'accepts it' if accepted else 'refuses it (bad signature, decrypt_error)'}",
+                   ok, "" if ok else f"{error} [{line}]")
+        finally:
+            srv.close()
+        srv = OpenSslServer(context(suite, "curveSM2", cert_name="sm2", ca="sm2",
+                                    require_cert=True))
+        try:
+            rc, out, err = our_client(srv.port, "sm2", b"signed", "--cert",
+                                      cert("sm2-chain.pem"), "--key", cert("sm2.key"),
+                                      "--cv-signer-id", cv_id)
+            res = srv.result(1)
+            if accepted:
+                ok = rc == 0 and out == b"signed" and res[0] == "ok"
+            else:
+                ok = rc != 0 and out == b"" and res[0] == "error" and \
+                    want("(?i)bad signature", res[1]) and "AlertReceived(DecryptError)" in err
+            report(f"client CertificateVerify under {shown}: OpenSSL server "
+                   f"{'accepts it' if accepted else 'refuses it (bad signature, decrypt_error)'}",
+                   ok, "" if ok else f"rc={rc} {err.strip()} {res}")
+        finally:
+            srv.close()
+
+
 def keylog():
     for suite in SUITES:
         lines = []
@@ -581,7 +843,8 @@ def main():
     print(f"peer: {SSL.SSLeay_version(SSL.SSLEAY_VERSION).decode()} (pyOpenSSL "
           f"{__import__('OpenSSL').__version__})", flush=True)
     for case in [client_matrix, server_matrix, hello_retry, key_update, resumption,
-                 flipped_bits, no_common_suite, forged_signature, keylog, ours_both_sides]:
+                 flipped_bits, no_common_suite, forged_signature, client_auth, rfc8998_only,
+                 cv_signer_id, keylog, ours_both_sides]:
         case()
     print(f"interop: {ran} cases, {len(failures)} failed, {time.monotonic() - t:.1f} s")
     sys.exit(1 if failures or ran == 0 else 0)
