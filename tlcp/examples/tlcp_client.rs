@@ -6,6 +6,9 @@
 //! tlcp-client --connect ADDR --ca F --server-name H [--sign-cert F
 //!     --sign-key F --enc-cert F --enc-key F] [--suites NAMES]
 //!     [--connections N]
+//!
+//! With `SSLKEYLOGFILE` set, both examples append each master secret there
+//! (NSS key log format).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -20,7 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let v = args.next().ok_or(format!("{a} needs a value"))?;
         map.insert(a, v);
     }
-    let need = |k: &str| map.get(k).ok_or(format!("usage: tlcp-client --connect ADDR --ca F --server-name H [--sign-cert F --sign-key F --enc-cert F --enc-key F] [--suites NAMES] (missing {k})"));
+    let need = |k: &str| {
+        map.get(k).ok_or(format!("usage: tlcp-client --connect ADDR --ca F --server-name H [--sign-cert F --sign-key F --enc-cert F --enc-key F] [--suites NAMES] (missing {k})"))
+    };
     let read = |k: &str| -> Result<Vec<u8>, String> {
         std::fs::read(need(k)?).map_err(|e| format!("{k}: {e}"))
     };
@@ -39,6 +44,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &read("--enc-cert")?,
             &read("--enc-key")?,
         )?);
+    }
+    if std::env::var_os("SSLKEYLOGFILE").is_some() {
+        config = config.with_key_log(Arc::new(tlcp::KeyLogFile::new()));
     }
     let config = Arc::new(config);
     let name = tlcp::ServerName::try_from(need("--server-name")?.clone())?;

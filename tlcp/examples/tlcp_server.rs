@@ -70,7 +70,9 @@ fn serve(config: &Arc<ServerConfig>, sock: &mut TcpStream) -> Result<String, Str
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = arg_map()?;
-    let need = |k: &str| a.get(k).ok_or(format!("usage: tlcp-server --listen ADDR --sign-cert F --sign-key F --enc-cert F --enc-key F [--ca F] [--suites NAMES] (missing {k})"));
+    let need = |k: &str| {
+        a.get(k).ok_or(format!("usage: tlcp-server --listen ADDR --sign-cert F --sign-key F --enc-cert F --enc-key F [--ca F] [--suites NAMES] (missing {k})"))
+    };
     let read = |k: &str| -> Result<Vec<u8>, String> {
         std::fs::read(need(k)?).map_err(|e| format!("{k}: {e}"))
     };
@@ -91,6 +93,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ClientAuth::Required
         };
         config = config.with_client_auth(&read("--ca")?, auth)?;
+    }
+    if std::env::var_os("SSLKEYLOGFILE").is_some() {
+        config = config.with_key_log(Arc::new(tlcp::KeyLogFile::new()));
     }
     let config = Arc::new(config);
     let listener = TcpListener::bind(need("--listen")?)?;

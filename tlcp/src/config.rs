@@ -159,6 +159,50 @@ impl Identity {
     }
 }
 
+/// Where connections report their master secrets: the NSS key log format
+/// (`CLIENT_RANDOM <client random> <master secret>`, hex), for debugging
+/// with Wireshark and for checking against a peer's log. Anyone who reads
+/// it can decrypt the connections: leave it off in production.
+pub trait KeyLog: Send + Sync {
+    /// One connection's secret.
+    fn log(&self, client_random: &[u8; 32], master_secret: &[u8; 48]);
+}
+
+/// A [`KeyLog`] that appends to the file named by the environment variable
+/// `SSLKEYLOGFILE` (nothing if it is unset or cannot be opened).
+#[derive(Debug, Default)]
+pub struct KeyLogFile(Mutex<Option<std::fs::File>>);
+
+impl KeyLogFile {
+    /// Opens `$SSLKEYLOGFILE` for appending, if set.
+    pub fn new() -> Self {
+        let file = std::env::var_os("SSLKEYLOGFILE").and_then(|path| {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .ok()
+        });
+        Self(Mutex::new(file))
+    }
+}
+
+impl KeyLog for KeyLogFile {
+    fn log(&self, client_random: &[u8; 32], master_secret: &[u8; 48]) {
+        use std::io::Write;
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut file = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = file.as_mut() {
+            let _ = writeln!(
+                f,
+                "CLIENT_RANDOM {} {}",
+                hex(client_random),
+                hex(master_secret)
+            );
+        }
+    }
+}
+
 /// A session that can be resumed by its ID.
 #[derive(Clone)]
 pub(crate) struct Session {
@@ -189,6 +233,7 @@ pub struct ClientConfig {
     pub(crate) suites: Vec<CipherSuite>,
     pub(crate) identity: Option<Identity>,
     pub(crate) signer_id: &'static str,
+    pub(crate) key_log: Option<std::sync::Arc<dyn KeyLog>>,
     /// Sessions by server name, for resumption.
     pub(crate) sessions: Mutex<HashMap<String, Session>>,
 }
@@ -210,6 +255,7 @@ impl ClientConfig {
             suites: CipherSuite::ALL.to_vec(),
             identity: None,
             signer_id: crate::sm2::DEFAULT_SIGNER_ID,
+            key_log: None,
             sessions: Mutex::new(HashMap::new()),
         })
     }
@@ -233,6 +279,12 @@ impl ClientConfig {
         self.signer_id = intern(id);
         self
     }
+
+    /// Reports each connection's master secret to `log`.
+    pub fn with_key_log(mut self, log: std::sync::Arc<dyn KeyLog>) -> Self {
+        self.key_log = Some(log);
+        self
+    }
 }
 
 /// Whether a server asks for client certificates.
@@ -253,6 +305,7 @@ pub struct ServerConfig {
     pub(crate) client_auth: ClientAuth,
     pub(crate) client_roots: Option<Roots>,
     pub(crate) signer_id: &'static str,
+    pub(crate) key_log: Option<std::sync::Arc<dyn KeyLog>>,
     pub(crate) sessions: Mutex<HashMap<Vec<u8>, Session>>,
 }
 
@@ -275,6 +328,7 @@ impl ServerConfig {
             client_auth: ClientAuth::None,
             client_roots: None,
             signer_id: crate::sm2::DEFAULT_SIGNER_ID,
+            key_log: None,
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -296,6 +350,12 @@ impl ServerConfig {
     /// The SM2 signer ID (default `1234567812345678`).
     pub fn with_signer_id(mut self, id: &str) -> Self {
         self.signer_id = intern(id);
+        self
+    }
+
+    /// Reports each connection's master secret to `log`.
+    pub fn with_key_log(mut self, log: std::sync::Arc<dyn KeyLog>) -> Self {
+        self.key_log = Some(log);
         self
     }
 }

@@ -559,6 +559,13 @@ impl ConnectionCommon {
         };
         self.hs.pending_tx = Some(tx);
         self.hs.pending_rx = Some(rx);
+        let key_log = match &self.role {
+            Role::Client { config, .. } => config.key_log.as_ref(),
+            Role::Server { config } => config.key_log.as_ref(),
+        };
+        if let Some(log) = key_log {
+            log.log(&self.hs.client_random, &master);
+        }
         self.hs.master = Some(master);
         Ok(())
     }

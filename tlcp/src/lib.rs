@@ -14,7 +14,8 @@ mod sm2kx;
 mod x509;
 
 pub use config::{
-    CipherSuite, ClientAuth, ClientConfig, Identity, ServerConfig, load_certs, load_key,
+    CipherSuite, ClientAuth, ClientConfig, Identity, KeyLog, KeyLogFile, ServerConfig, load_certs,
+    load_key,
 };
 pub use conn::{
     ClientConnection, ConnectionCommon, Reader_ as Reader, ServerConnection, Stream, Writer,
