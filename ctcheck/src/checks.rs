@@ -9,6 +9,7 @@ mod planted;
 mod rustls_sm;
 mod sm3;
 mod sm4;
+mod tlcp;
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -142,6 +143,7 @@ pub(crate) fn main() -> i32 {
     adiantum::check(&mut tally);
     mac::check(&mut tally);
     rustls_sm::check(&mut tally);
+    tlcp::check(&mut tally);
     tally.print();
     0
 }

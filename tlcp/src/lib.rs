@@ -21,5 +21,7 @@ pub use conn::{
     ClientConnection, ConnectionCommon, Reader_ as Reader, ServerConnection, Stream, Writer,
 };
 pub use error::{Alert, CertificateError, Error};
+#[cfg(feature = "hooks")]
+pub use record::hooks as record_hooks;
 pub use rustls_pki_types::{CertificateDer, ServerName};
 pub use sm2::DEFAULT_SIGNER_ID;

@@ -478,3 +478,53 @@ mod tests {
         assert!(rx.open(0, 23, [1, 1], &mut [0u8; 23]).is_none());
     }
 }
+
+/// Hooks for the workspace's constant-time check (`ctcheck`), behind the
+/// non-default feature `hooks`: record protection with a caller's keys,
+/// outside a connection. Not a stable API; nothing but a test should turn
+/// it on.
+#[cfg(feature = "hooks")]
+pub mod hooks {
+    use super::{CbcKeys, GcmKeys};
+
+    /// SM4-CBC + HMAC-SM3 record keys.
+    #[allow(missing_debug_implementations)] // holds keys
+    pub struct CbcRecord(CbcKeys);
+
+    impl CbcRecord {
+        pub fn new(mac_key: &[u8; 32], enc_key: &[u8; 16]) -> Self {
+            Self(CbcKeys::new(mac_key, enc_key))
+        }
+
+        /// IV || SM4-CBC(plain || MAC || padding).
+        pub fn seal(&self, seq: u64, typ: u8, plain: &[u8], iv: [u8; 16]) -> Vec<u8> {
+            self.0.seal(seq, typ, [1, 1], plain, iv)
+        }
+
+        /// The constant-time open: `None` for an impossible length, else
+        /// (1 if good / 0, the plaintext length if good), without a branch
+        /// on either.
+        pub fn open_ct(&self, seq: u64, typ: u8, body: &mut [u8]) -> Option<(u8, usize)> {
+            self.0.open_ct(seq, typ, [1, 1], body)
+        }
+    }
+
+    /// SM4-GCM record keys.
+    #[allow(missing_debug_implementations)] // holds keys
+    pub struct GcmRecord(GcmKeys);
+
+    impl GcmRecord {
+        pub fn new(key: &[u8; 16], implicit_iv: &[u8; 4]) -> Self {
+            Self(GcmKeys::new(key, implicit_iv))
+        }
+
+        pub fn seal(&self, seq: u64, typ: u8, plain: &[u8]) -> Vec<u8> {
+            self.0.seal(seq, typ, [1, 1], plain)
+        }
+
+        /// The plaintext's range in `body`, `None` if the tag is wrong.
+        pub fn open(&self, seq: u64, typ: u8, body: &mut [u8]) -> Option<core::ops::Range<usize>> {
+            self.0.open(seq, typ, [1, 1], body)
+        }
+    }
+}
