@@ -13,8 +13,10 @@
 #      rustls-sm in an application with rustls's default features and
 #      tokio-rustls (rustls-sm/apps/default-features), rustls-sm against
 #      OpenSSL 4 and Tongsuo (rustls-sm/interop/run.sh: pyOpenSSL and
-#      tongsuopy in a venv it makes, about 15 s once installed) and the
-#      library crates built with the workspace's rust-version;
+#      tongsuopy in a venv it makes, about 15 s once installed), tlcp
+#      against Tongsuo's NTLS (tlcp/interop/run.sh: tongsuopy in a venv it
+#      makes, about 5 s once built) and the library crates built with the
+#      workspace's rust-version;
 #   3. the constant-time check (x86_64): every operation of every crate on
 #      every backend valgrind can run, under valgrind memcheck with the
 #      secrets marked undefined, and its self-test (planted leaks that
@@ -338,6 +340,9 @@ CARGO_TARGET_DIR="$PWD/target" cargo run --quiet --locked --manifest-path rustls
 
 step "rustls-sm against OpenSSL 4 and Tongsuo 8.3.2 (pyOpenSSL and tongsuopy in a venv of its own), over 127.0.0.1"
 rustls-sm/interop/run.sh
+
+step "tlcp against Tongsuo 8.3.2's NTLS (tongsuopy in a venv of its own), over 127.0.0.1"
+tlcp/interop/run.sh
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "rust-version $msrv: the library crates, all features, built with Rust $msrv"

@@ -1,7 +1,8 @@
 //! A TLCP client: connects, sends its standard input, prints the reply on
-//! standard output, and says what it negotiated on standard error
-//! (`suite=... resumed=...`). With `--connections N` it connects N times
-//! with one configuration (the later ones resume the session).
+//! standard output as it arrives (what a failed connection delivered
+//! before it failed shows there), and says what it negotiated on standard
+//! error (`suite=... resumed=...`). With `--connections N` it connects N
+//! times with one configuration (the later ones resume the session).
 //!
 //! tlcp-client --connect ADDR --ca F --server-name H [--sign-cert F
 //!     --sign-key F --enc-cert F --enc-key F] [--suites NAMES]
@@ -56,12 +57,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..connections {
         let mut sock = TcpStream::connect(need("--connect")?)?;
         let mut conn = ClientConnection::new(config.clone(), name.clone())?;
-        let mut reply = vec![0u8; input.len()];
         conn.complete_io(&mut sock)?;
         {
             let mut stream = Stream::new(&mut conn, &mut sock);
             stream.write_all(&input)?;
-            stream.read_exact(&mut reply)?;
+            let mut buf = vec![0u8; 65536];
+            let mut left = input.len();
+            let mut out = std::io::stdout().lock();
+            while left > 0 {
+                let n = stream.read(&mut buf[..left.min(65536)])?;
+                if n == 0 {
+                    return Err("the connection ended before the whole reply".into());
+                }
+                out.write_all(&buf[..n])?;
+                out.flush()?;
+                left -= n;
+            }
         }
         eprintln!(
             "version={} suite={} resumed={}",
@@ -73,7 +84,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         while conn.wants_write() {
             conn.write_tls(&mut sock)?;
         }
-        std::io::stdout().write_all(&reply)?;
     }
     Ok(())
 }

@@ -209,6 +209,8 @@ pub(crate) struct Session {
     pub(crate) id: Vec<u8>,
     pub(crate) suite: CipherSuite,
     pub(crate) master: Zeroizing<[u8; 48]>,
+    /// The peer's certificates, as the full handshake verified them.
+    pub(crate) peer: Option<Vec<CertificateDer<'static>>>,
 }
 
 /// Trusted roots, as webpki takes them.
@@ -234,6 +236,7 @@ pub struct ClientConfig {
     pub(crate) identity: Option<Identity>,
     pub(crate) signer_id: &'static str,
     pub(crate) key_log: Option<std::sync::Arc<dyn KeyLog>>,
+    pub(crate) resumption: bool,
     /// Sessions by server name, for resumption.
     pub(crate) sessions: Mutex<HashMap<String, Session>>,
 }
@@ -256,6 +259,7 @@ impl ClientConfig {
             identity: None,
             signer_id: crate::sm2::DEFAULT_SIGNER_ID,
             key_log: None,
+            resumption: true,
             sessions: Mutex::new(HashMap::new()),
         })
     }
@@ -285,6 +289,12 @@ impl ClientConfig {
         self.key_log = Some(log);
         self
     }
+
+    /// Whether sessions are kept and resumed by session ID (default yes).
+    pub fn with_resumption(mut self, on: bool) -> Self {
+        self.resumption = on;
+        self
+    }
 }
 
 /// Whether a server asks for client certificates.
@@ -306,6 +316,7 @@ pub struct ServerConfig {
     pub(crate) client_roots: Option<Roots>,
     pub(crate) signer_id: &'static str,
     pub(crate) key_log: Option<std::sync::Arc<dyn KeyLog>>,
+    pub(crate) resumption: bool,
     pub(crate) sessions: Mutex<HashMap<Vec<u8>, Session>>,
 }
 
@@ -329,6 +340,7 @@ impl ServerConfig {
             client_roots: None,
             signer_id: crate::sm2::DEFAULT_SIGNER_ID,
             key_log: None,
+            resumption: true,
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -356,6 +368,12 @@ impl ServerConfig {
     /// Reports each connection's master secret to `log`.
     pub fn with_key_log(mut self, log: std::sync::Arc<dyn KeyLog>) -> Self {
         self.key_log = Some(log);
+        self
+    }
+
+    /// Whether sessions are kept and resumed by session ID (default yes).
+    pub fn with_resumption(mut self, on: bool) -> Self {
+        self.resumption = on;
         self
     }
 }

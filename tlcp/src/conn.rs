@@ -4,7 +4,6 @@
 //! in the manner of rustls: the caller moves bytes with `read_tls` and
 //! `write_tls` and calls `process_new_packets`.
 
-use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
@@ -120,7 +119,9 @@ pub struct ConnectionCommon {
     incoming: Vec<u8>,
     outgoing: Vec<u8>,
     hs_buf: Vec<u8>,
-    plaintext: VecDeque<u8>,
+    /// Application data received, from `plaintext_read` on.
+    plaintext: Vec<u8>,
+    plaintext_read: usize,
     /// Application data written before the handshake completed.
     early_writes: Vec<u8>,
     negotiated: Option<(CipherSuite, bool)>,
@@ -170,7 +171,8 @@ impl ConnectionCommon {
             incoming: Vec::new(),
             outgoing: Vec::new(),
             hs_buf: Vec::new(),
-            plaintext: VecDeque::new(),
+            plaintext: Vec::new(),
+            plaintext_read: 0,
             early_writes: Vec::new(),
             negotiated: None,
             peer_certificates: None,
@@ -187,10 +189,11 @@ impl ConnectionCommon {
         if self.incoming.len() >= MAX_BUFFERED {
             return Err(io::Error::other("tlcp: process_new_packets first"));
         }
-        let mut buf = vec![0u8; MAX_BUFFERED - self.incoming.len()];
-        let n = rd.read(&mut buf)?;
-        self.incoming.extend_from_slice(&buf[..n]);
-        Ok(n)
+        let have = self.incoming.len();
+        self.incoming.resize(MAX_BUFFERED, 0);
+        let n = rd.read(&mut self.incoming[have..]);
+        self.incoming.truncate(have + *n.as_ref().unwrap_or(&0));
+        n
     }
 
     /// Writes what is queued for the peer to `wr` (one write call).
@@ -315,22 +318,31 @@ impl ConnectionCommon {
     }
 
     fn send_record(&mut self, typ: u8, payload: &[u8]) {
-        let body = match &self.tx {
-            RecordKeys::Null => payload.to_vec(),
+        let header = |out: &mut Vec<u8>, len: usize| {
+            out.push(typ);
+            out.extend_from_slice(&VERSION);
+            out.extend_from_slice(&(len as u16).to_be_bytes());
+        };
+        match &self.tx {
+            RecordKeys::Null => {
+                header(&mut self.outgoing, payload.len());
+                self.outgoing.extend_from_slice(payload);
+            }
             RecordKeys::Cbc(k) => {
                 let iv = random::<16>().unwrap_or([0; 16]);
-                k.seal(self.tx_seq, typ, VERSION, payload, iv)
+                let body = k.seal(self.tx_seq, typ, VERSION, payload, iv);
+                header(&mut self.outgoing, body.len());
+                self.outgoing.extend_from_slice(&body);
             }
-            RecordKeys::Gcm(k) => k.seal(self.tx_seq, typ, VERSION, payload),
-        };
+            RecordKeys::Gcm(k) => {
+                // Sealed in place in the output buffer: no copy of the record.
+                header(&mut self.outgoing, GcmKeys::sealed_len(payload.len()));
+                k.seal_into(self.tx_seq, typ, VERSION, payload, &mut self.outgoing);
+            }
+        }
         if !matches!(self.tx, RecordKeys::Null) {
             self.tx_seq += 1;
         }
-        self.outgoing.push(typ);
-        self.outgoing.extend_from_slice(&VERSION);
-        self.outgoing
-            .extend_from_slice(&(body.len() as u16).to_be_bytes());
-        self.outgoing.extend_from_slice(&body);
     }
 
     /// A handshake message: into the transcript and out, in records.
@@ -365,20 +377,32 @@ impl ConnectionCommon {
             if self.incoming.len() < 5 + len {
                 break;
             }
-            let mut body: Vec<u8> = self.incoming.drain(..5 + len).skip(5).collect();
+            // Opened in place in the input buffer; the record leaves it below.
+            let body = &mut self.incoming[5..5 + len];
             let range = match &self.rx {
                 RecordKeys::Null => 0..body.len(),
                 RecordKeys::Cbc(k) => k
-                    .open(self.rx_seq, typ, VERSION, &mut body)
+                    .open(self.rx_seq, typ, VERSION, body)
                     .ok_or(Error::BadRecordMac)?,
                 RecordKeys::Gcm(k) => k
-                    .open(self.rx_seq, typ, VERSION, &mut body)
+                    .open(self.rx_seq, typ, VERSION, body)
                     .ok_or(Error::BadRecordMac)?,
             };
             if !matches!(self.rx, RecordKeys::Null) {
                 self.rx_seq += 1;
             }
-            let payload = &body[range];
+            let range = 5 + range.start..5 + range.end;
+            let result = self.record(typ, range);
+            self.incoming.drain(..5 + len);
+            result?;
+        }
+        Ok(())
+    }
+
+    /// One opened record, its payload at `range` in the input buffer.
+    fn record(&mut self, typ: u8, range: core::ops::Range<usize>) -> Result<(), Error> {
+        {
+            let payload = &self.incoming[range.clone()];
             if payload.len() > MAX_PLAINTEXT {
                 return Err(Error::RecordOverflow);
             }
@@ -388,7 +412,7 @@ impl ConnectionCommon {
                         return Err(Error::Decode("empty handshake record"));
                     }
                     self.hs_buf.extend_from_slice(payload);
-                    self.handshake_messages()?;
+                    return self.handshake_messages();
                 }
                 content::CHANGE_CIPHER_SPEC => {
                     if payload != [1] || self.state != State::ExpectChangeCipherSpec {
@@ -422,7 +446,7 @@ impl ConnectionCommon {
                     if self.state != State::Connected || self.peer_closed {
                         return Err(Error::UnexpectedMessage("application data"));
                     }
-                    self.plaintext.extend(payload);
+                    self.plaintext.extend_from_slice(payload);
                 }
                 _ => return Err(Error::UnexpectedMessage("unknown record type")),
             }
@@ -618,12 +642,19 @@ impl ConnectionCommon {
     fn connected(&mut self) -> Result<(), Error> {
         let suite = self.suite()?;
         self.negotiated = Some((suite, self.hs.resumed));
-        self.peer_certificates = self.hs.peer.take().map(|p| p.chain);
-        if !self.hs.resumed && !self.hs.session_id.is_empty() {
+        if let Some(peer) = self.hs.peer.take() {
+            self.peer_certificates = Some(peer.chain);
+        }
+        let resumption = match &self.role {
+            Role::Client { config, .. } => config.resumption,
+            Role::Server { config } => config.resumption,
+        };
+        if resumption && !self.hs.resumed && !self.hs.session_id.is_empty() {
             let session = Session {
                 id: self.hs.session_id.clone(),
                 suite,
                 master: self.hs.master.clone().ok_or(Error::Closed)?,
+                peer: self.peer_certificates.clone(),
             };
             match &self.role {
                 Role::Client { config, name } => {
@@ -794,7 +825,7 @@ impl ConnectionCommon {
             }
         }
         // Resumption: the session, if its suite is still offered.
-        let cached = (!session_id.is_empty())
+        let cached = (config.resumption && !session_id.is_empty())
             .then(|| {
                 let s = config.sessions.lock().unwrap_or_else(|e| e.into_inner());
                 s.get(&session_id).cloned()
@@ -832,6 +863,7 @@ impl ConnectionCommon {
 
         if let Some(session) = cached {
             self.hs.resumed = true;
+            self.peer_certificates = session.peer;
             self.set_master(session.master)?;
             self.send_finished()?;
             self.state = State::ExpectChangeCipherSpec;
@@ -876,10 +908,13 @@ impl ConnectionCommon {
         let Role::Client { config, name } = &self.role else {
             return Err(Error::Closed);
         };
-        let cached = {
-            let s = config.sessions.lock().unwrap_or_else(|e| e.into_inner());
-            s.get(name.to_str().as_ref()).cloned()
-        };
+        let cached = config
+            .resumption
+            .then(|| {
+                let s = config.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                s.get(name.to_str().as_ref()).cloned()
+            })
+            .flatten();
         self.hs.client_random = random()?;
         let mut hello = VERSION.to_vec();
         hello.extend_from_slice(&self.hs.client_random);
@@ -931,6 +966,7 @@ impl ConnectionCommon {
                 }
                 self.hs.resumed = true;
                 self.hs.session_id = session_id;
+                self.peer_certificates = s.peer;
                 self.set_master(s.master)?;
                 self.state = State::ExpectChangeCipherSpec;
             }
@@ -1109,12 +1145,16 @@ pub struct Reader_<'a>(&'a mut ConnectionCommon);
 
 impl Read for Reader_<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.0.plaintext.len().min(buf.len());
-        for (b, p) in buf.iter_mut().zip(self.0.plaintext.drain(..n)) {
-            *b = p;
+        let c = &mut *self.0;
+        let n = (c.plaintext.len() - c.plaintext_read).min(buf.len());
+        buf[..n].copy_from_slice(&c.plaintext[c.plaintext_read..c.plaintext_read + n]);
+        c.plaintext_read += n;
+        if c.plaintext_read == c.plaintext.len() {
+            c.plaintext.clear();
+            c.plaintext_read = 0;
         }
-        if n == 0 && !buf.is_empty() && !self.0.peer_closed {
-            if let Some(e) = &self.0.error {
+        if n == 0 && !buf.is_empty() && !c.peer_closed {
+            if let Some(e) = &c.error {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e.clone()));
             }
             return Err(io::ErrorKind::WouldBlock.into());
@@ -1226,21 +1266,28 @@ impl<T: Read + Write> Read for Stream<'_, T> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.conn.complete_io(self.sock)?;
         loop {
+            // What was received and verified comes out first, even when an
+            // error followed it (the next read returns the error).
             match self.conn.reader().read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 other => return other,
             }
             if self.conn.read_tls(self.sock)? == 0 {
-                return Ok(0);
+                // The transport ended without the peer's close_notify: a
+                // truncation, not the end of the data.
+                return Err(io::ErrorKind::UnexpectedEof.into());
             }
-            if let Err(e) = self.conn.process_new_packets() {
-                while self.conn.wants_write() {
-                    let _ = self.conn.write_tls(self.sock);
-                }
-                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
-            }
+            let result = self.conn.process_new_packets();
             while self.conn.wants_write() {
-                self.conn.write_tls(self.sock)?;
+                if self.conn.write_tls(self.sock).is_err() {
+                    break;
+                }
+            }
+            if let Err(e) = result {
+                match self.conn.reader().read(buf) {
+                    Ok(n) if n > 0 => return Ok(n),
+                    _ => return Err(io::Error::new(io::ErrorKind::InvalidData, e)),
+                }
             }
         }
     }

@@ -305,22 +305,41 @@ impl GcmKeys {
     }
 
     /// explicit nonce (the sequence number) || ciphertext || tag.
+    #[cfg(any(test, feature = "hooks"))]
     pub(crate) fn seal(&self, seq: u64, typ: u8, version: [u8; 2], plain: &[u8]) -> Vec<u8> {
+        let mut body = Vec::with_capacity(GCM_EXPLICIT + plain.len() + GCM_TAG);
+        self.seal_into(seq, typ, version, plain, &mut body);
+        body
+    }
+
+    /// [`seal`](Self::seal), appended to `out` and sealed there in place.
+    pub(crate) fn seal_into(
+        &self,
+        seq: u64,
+        typ: u8,
+        version: [u8; 2],
+        plain: &[u8],
+        out: &mut Vec<u8>,
+    ) {
         let explicit = seq.to_be_bytes();
         let aad = header(seq, typ, version, plain.len());
-        let mut body = Vec::with_capacity(GCM_EXPLICIT + plain.len() + GCM_TAG);
-        body.extend_from_slice(&explicit);
-        body.extend_from_slice(plain);
+        out.extend_from_slice(&explicit);
+        let start = out.len();
+        out.extend_from_slice(plain);
         let tag = self
             .aead
             .encrypt_inout_detached(
                 &self.nonce(&explicit).into(),
                 &aad,
-                (&mut body[GCM_EXPLICIT..]).into(),
+                (&mut out[start..]).into(),
             )
             .expect("a record is far below SM4-GCM's message limit");
-        body.extend_from_slice(&tag);
-        body
+        out.extend_from_slice(&tag);
+    }
+
+    /// The length of the body that seals `plain_len` bytes.
+    pub(crate) fn sealed_len(plain_len: usize) -> usize {
+        GCM_EXPLICIT + plain_len + GCM_TAG
     }
 
     /// Decrypts `body` in place; the range of the plaintext, or `None`.
