@@ -1310,3 +1310,64 @@ impl<T: Read + Write> Write for Stream<'_, T> {
         self.sock.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    fn read(name: &str) -> Vec<u8> {
+        std::fs::read(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    fn pump(a: &mut ConnectionCommon, b: &mut ConnectionCommon) {
+        let mut wire = Vec::new();
+        while a.wants_write() {
+            a.write_tls(&mut wire).unwrap();
+        }
+        let mut rest = &wire[..];
+        while !rest.is_empty() {
+            b.read_tls(&mut rest).unwrap();
+            b.process_new_packets().unwrap();
+        }
+    }
+
+    /// A ClientHello or HelloRequest after the handshake is answered with a
+    /// no_renegotiation warning; the connection goes on.
+    #[test]
+    fn renegotiation_is_refused_and_the_connection_goes_on() {
+        let id = crate::Identity::from_pem(
+            &read("server_sign.crt"),
+            &read("server_sign.key"),
+            &read("server_enc.crt"),
+            &read("server_enc.key"),
+        )
+        .unwrap();
+        let server = Arc::new(ServerConfig::new(id));
+        let client = Arc::new(ClientConfig::new(&read("ca.crt")).unwrap());
+        let mut c = ClientConnection::new(client, "localhost".try_into().unwrap()).unwrap();
+        let mut s = ServerConnection::new(server);
+        for _ in 0..4 {
+            pump(&mut c, &mut s);
+            pump(&mut s, &mut c);
+        }
+        assert!(!c.is_handshaking() && !s.is_handshaking());
+        for (from_client, typ) in [(true, hs::CLIENT_HELLO), (false, hs::HELLO_REQUEST)] {
+            let (a, b): (&mut ConnectionCommon, &mut ConnectionCommon) = if from_client {
+                (&mut c, &mut s)
+            } else {
+                (&mut s, &mut c)
+            };
+            a.send_handshake(typ, b"");
+            pump(a, b);
+            // The refusal: one warning alert record back.
+            assert!(b.wants_write());
+            pump(b, a);
+            a.writer().write_all(b"still here").unwrap();
+            pump(a, b);
+            let mut got = [0u8; 10];
+            b.reader().read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"still here");
+        }
+    }
+}

@@ -108,6 +108,52 @@ mod tests {
         assert_ne!(*ka, *ke);
     }
 
+    /// Tongsuo's `SM2_compute_key` (tests/data/sm2-kx.json, made by
+    /// interop/sm2kx.py through ctypes): both roles give its key, and Z.
+    #[test]
+    fn tongsuo_vectors() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/sm2-kx.json"
+        ))
+        .unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let vectors = json["vectors"].as_array().unwrap();
+        assert_eq!(vectors.len(), 3);
+        for v in vectors {
+            let h = |k: &str| testkit::hex(v[k].as_str().unwrap());
+            let sk = |k: &str| SecretKey::from_slice(&h(k)).unwrap();
+            let (da, ra, db, rb) = (
+                sk("d_a_static"),
+                sk("r_a_ephemeral"),
+                sk("d_b_static"),
+                sk("r_b_ephemeral"),
+            );
+            assert_eq!(
+                crate::sm2::encode(&ra.public_key())[..],
+                h("R_a_ephemeral")[..]
+            );
+            let (id_a, id_b) = (v["id_a"].as_str().unwrap(), v["id_b"].as_str().unwrap());
+            let za = crate::sm2::z(id_a, &da.public_key());
+            let zb = crate::sm2::z(id_b, &db.public_key());
+            assert_eq!(za[..], h("z_a")[..]);
+            assert_eq!(zb[..], h("z_b")[..]);
+            let klen = v["klen_bytes"].as_u64().unwrap() as usize;
+            let a = Party {
+                static_key: &da,
+                ephemeral: &ra,
+            };
+            let b = Party {
+                static_key: &db,
+                ephemeral: &rb,
+            };
+            let ka = agree(&a, &db.public_key(), &rb.public_key(), &za, &zb, klen).unwrap();
+            let kb = agree(&b, &da.public_key(), &ra.public_key(), &za, &zb, klen).unwrap();
+            assert_eq!(ka[..], h("shared_key")[..], "{}", v["name"]);
+            assert_eq!(kb[..], h("shared_key")[..]);
+        }
+    }
+
     #[test]
     fn kdf_counts_from_one() {
         let mut out = [0u8; 40];
