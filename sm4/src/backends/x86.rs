@@ -422,6 +422,9 @@ macro_rules! x86_entry_points {
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn crypt_stage(rk: &[u32; 32], stage: &mut [$crate::block::Blk], n: usize) {
             const BATCH: usize = 4 * $group;
+            // The padded last group ends within `kernel::reach(n)`, the
+            // part of the stage that the wipes cover.
+            const _: () = assert!($crate::kernel::SHORT.is_multiple_of($group));
             // The runs end at most at `n` rounded up to whole groups.
             assert!(n >= 1 && n.next_multiple_of($group) <= stage.len());
             let p = stage.as_mut_ptr().cast::<u8>();

@@ -3,7 +3,7 @@
 
 use super::common::{Blk, xor};
 use crate::backends::{Backend, with_kernel};
-use crate::kernel::{Gb, Ieee, Kernel, KernelClosure, STAGE, Stage, TweakOrder};
+use crate::kernel::{Gb, Ieee, Kernel, KernelClosure, STAGE, Stage, TweakOrder, reach};
 use crate::{Error, Sm4};
 use cipher::InOutBuf;
 use cipher::KeyInit;
@@ -252,6 +252,8 @@ fn xts_blocks<K: Kernel, O: TweakOrder>(
     }
     let mut stage = Stage::new();
     let mut tweaks = Stage::new();
+    // What the stages below are written up to (to wipe).
+    let used = reach(blocks.len(), STAGE);
     let (mut t, mut left) = (0u128, 0usize);
     for (c, chunk) in blocks.chunks_mut(STAGE).enumerate() {
         let n = chunk.len();
@@ -284,8 +286,8 @@ fn xts_blocks<K: Kernel, O: TweakOrder>(
         let out = InOutBuf::new(&stage.0[..n], chunk).expect("equal lengths");
         k.xor_into(out, &tweaks.0[..n]);
     }
-    stage.wipe();
-    tweaks.wipe();
+    stage.wipe(used);
+    tweaks.wipe(used);
     t
 }
 
@@ -394,7 +396,7 @@ impl<O: TweakOrder> KernelClosure for Job<Sectors<'_>, O> {
             taken += 1;
             (O::load(&firsts.0[taken - 1]), sector_blocks)
         });
-        firsts.wipe();
+        firsts.wipe(reach(count, STAGE));
     }
 }
 
