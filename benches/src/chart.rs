@@ -118,14 +118,14 @@ fn lines(rows: &[Row], p: &Panel) -> Vec<Line> {
         .max_by(|a, b| last(a).total_cmp(&last(b)))
     {
         out.push(Line {
-            label: format!("ours ({})", best.backend),
+            label: format!("ours ({}{})", best.backend, crate::WIPE_LABEL),
             kind: Kind::Best,
             points: points(best),
         });
     }
     if let Some(soft) = ours.iter().find(|r| r.backend == "soft") {
         out.push(Line {
-            label: "ours (soft)".into(),
+            label: format!("ours (soft{})", crate::WIPE_LABEL),
             kind: Kind::Soft,
             points: points(soft),
         });

@@ -8,7 +8,19 @@ use std::time::{Duration, Instant};
 pub mod chart;
 pub mod speed;
 #[cfg(feature = "tls")]
+pub mod tlcp;
+#[cfg(feature = "tls")]
 pub mod tls;
+
+/// What the table adds to the backend of our rows: `+zeroize` when
+/// `sm4-simd` is built with its `zeroize` feature (this crate's `zeroize`
+/// feature, which `tls` turns on), so that the two sets of figures cannot
+/// be mistaken for each other.
+pub const WIPE_LABEL: &str = if cfg!(feature = "zeroize") {
+    "+zeroize"
+} else {
+    ""
+};
 
 /// Message sizes of the table's columns by default, in bytes.
 pub const SIZES: [usize; 6] = [16, 64, 256, 1024, 4096, 8192];
@@ -293,7 +305,13 @@ impl Speed {
             secs,
             hz,
         };
-        eprintln!("measured {} {} {}", row.alg, row.mode, row.backend);
+        eprintln!(
+            "measured {} {} {}{}",
+            row.alg,
+            row.mode,
+            row.backend,
+            if peer { "" } else { WIPE_LABEL }
+        );
         self.rows.push(row);
     }
 
@@ -360,7 +378,7 @@ impl Speed {
                 if r.peer {
                     format!("peer:{}", r.backend)
                 } else {
-                    r.backend.clone()
+                    format!("{}{WIPE_LABEL}", r.backend)
                 },
             ];
             line.extend(cells.into_iter().map(|c| c.unwrap_or_else(|| "-".into())));

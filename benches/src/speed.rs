@@ -13,6 +13,8 @@ pub mod sm4;
 #[cfg(feature = "sm4-mac")]
 pub mod sm4_mac;
 #[cfg(feature = "tls")]
+pub mod tlcp;
+#[cfg(feature = "tls")]
 pub mod tls;
 
 /// Measure every family compiled in.
@@ -31,5 +33,7 @@ pub fn all(s: &mut crate::Speed) {
     adiantum::rows(s);
     #[cfg(feature = "tls")]
     tls::rows(s);
+    #[cfg(feature = "tls")]
+    tlcp::rows(s);
     let _ = s;
 }

@@ -3,6 +3,10 @@
 //! `cargo run --release -p benches --bin speed -- [--peers] [--alg NAME]
 //! [--backend NAME] [--sizes 16,64,...] [--quick] [--markdown] [--svg DIR]`
 //!
+//! Built with the `zeroize` feature (`--features zeroize`), `sm4-simd` and
+//! `sm4-mac` wipe their stages, counter blocks and key copies after use,
+//! and our rows read `<backend>+zeroize`.
+//!
 //! `--svg DIR` also writes one chart per algorithm family into DIR
 //! (`speed-sm4.svg`, `speed-sm3.svg`, `speed-chacha.svg`,
 //! `speed-adiantum.svg`), titled with the CPU model and the commit.
