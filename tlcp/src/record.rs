@@ -102,15 +102,20 @@ struct HmacSm3 {
 
 impl HmacSm3 {
     fn new(key: &[u8; MAC_LEN]) -> Self {
+        Self::with_core(Sm3Core::default(), key)
+    }
+
+    /// Keyed on `base`, a fresh SM3 state (of a chosen backend, in tests).
+    fn with_core(base: Sm3Core, key: &[u8; MAC_LEN]) -> Self {
         let mut ipad = [0x36u8; 64];
         let mut opad = [0x5cu8; 64];
         for (i, k) in key.iter().enumerate() {
             ipad[i] ^= k;
             opad[i] ^= k;
         }
-        let mut inner = Sm3Core::default();
+        let mut inner = base.clone();
         inner.update_blocks(&[ipad.into()]);
-        let mut outer = Sm3Core::default();
+        let mut outer = base;
         outer.update_blocks(&[opad.into()]);
         ipad.zeroize();
         opad.zeroize();
@@ -515,6 +520,22 @@ pub mod hooks {
             Self(CbcKeys::new(mac_key, enc_key))
         }
 
+        /// With SM4 and SM3 pinned to these backends; `None` if the CPU
+        /// lacks one.
+        pub fn with_backends(
+            mac_key: &[u8; 32],
+            enc_key: &[u8; 16],
+            sm4: sm4_simd::Backend,
+            sm3: sm3_simd::Backend,
+        ) -> Option<Self> {
+            use sm3_simd::digest::block_api::CoreProxy;
+            let core = sm3_simd::Sm3::with_backend(sm3)?.decompose().0;
+            Some(Self(CbcKeys {
+                cipher: sm4_simd::Sm4::with_backend(enc_key, sm4)?,
+                mac: super::HmacSm3::with_core(core, mac_key),
+            }))
+        }
+
         /// IV || SM4-CBC(plain || MAC || padding).
         pub fn seal(&self, seq: u64, typ: u8, plain: &[u8], iv: [u8; 16]) -> Vec<u8> {
             self.0.seal(seq, typ, [1, 1], plain, iv)
@@ -535,6 +556,19 @@ pub mod hooks {
     impl GcmRecord {
         pub fn new(key: &[u8; 16], implicit_iv: &[u8; 4]) -> Self {
             Self(GcmKeys::new(key, implicit_iv))
+        }
+
+        /// With SM4 and GHASH pinned; `None` if the CPU lacks them.
+        pub fn with_backends(
+            key: &[u8; 16],
+            implicit_iv: &[u8; 4],
+            sm4: sm4_simd::Backend,
+            ghash: sm4_simd::GhashEngine,
+        ) -> Option<Self> {
+            Some(Self(GcmKeys {
+                aead: sm4_simd::Sm4Gcm::with_backend(key, sm4, ghash)?,
+                fixed: *implicit_iv,
+            }))
         }
 
         pub fn seal(&self, seq: u64, typ: u8, plain: &[u8]) -> Vec<u8> {

@@ -1,8 +1,8 @@
 //! `tlcp`'s record protection: SM4-CBC + HMAC-SM3 opened in constant time
 //! (good records, a bad MAC, a bad padding length, a bad padding byte)
 //! and SM4-GCM (good and bad tags). Keys and plaintexts secret; the
-//! sequence number, type and the record on the wire public. The SM4 and
-//! SM3 backends are the ones valgrind runs (`avx`).
+//! sequence number, type and the record on the wire public. Every SM4 and
+//! SM3 backend (and GHASH engine) valgrind runs, in every pairing.
 
 use super::{LENGTHS, Tally, public, secret_array, secret_vec};
 use tlcp::record_hooks::{CbcRecord, GcmRecord};
@@ -22,8 +22,46 @@ fn open_cbc(record: &CbcRecord, seq: u64, body: &mut [u8]) -> (u8, usize) {
 }
 
 pub(super) fn check(tally: &mut Tally) {
-    let sm4 = sm4_simd::backend();
-    let cbc = CbcRecord::new(&secret_array::<32>(0x41), &secret_array::<16>(0x42));
+    for sm4 in sm4_simd::Backend::available().filter(|b| !super::sm4::SKIPPED.contains(b)) {
+        for sm3 in sm3_simd::Backend::available().filter(|b| !super::sm3::SKIPPED.contains(b)) {
+            let cbc = CbcRecord::with_backends(
+                &secret_array::<32>(0x41),
+                &secret_array::<16>(0x42),
+                sm4,
+                sm3,
+            )
+            .expect("an available pair");
+            check_cbc(&cbc);
+            let name = format!("{}+{}", sm4.name(), sm3.name());
+            tally.ran(
+                "tlcp",
+                &name,
+                "ECC/ECDHE_SM4_CBC_SM3 record seal/open (good, bad MAC, bad padding)",
+            );
+        }
+        for engine in sm4
+            .ghash_engines()
+            .filter(|e| !super::sm4::SKIPPED_GHASH.contains(e))
+        {
+            let gcm = GcmRecord::with_backends(
+                &secret_array::<16>(0x51),
+                &secret_array::<4>(0x52),
+                sm4,
+                engine,
+            )
+            .expect("an available pair");
+            check_gcm(&gcm);
+            let name = format!("{}+{}", sm4.name(), engine.name());
+            tally.ran(
+                "tlcp",
+                &name,
+                "ECC/ECDHE_SM4_GCM_SM3 record seal/open (good, bad tag)",
+            );
+        }
+    }
+}
+
+fn check_cbc(cbc: &CbcRecord) {
     for (seq, len) in LENGTHS.into_iter().chain([16384]).enumerate() {
         let seq = seq as u64 * 0x0102_0304;
         let plain = secret_vec(len, 0x43);
@@ -31,30 +69,26 @@ pub(super) fn check(tally: &mut Tally) {
         public(&mut body);
         let n = body.len();
         assert_eq!(
-            open_cbc(&cbc, seq, &mut body.clone()),
+            open_cbc(cbc, seq, &mut body.clone()),
             (1, len),
             "a good record opens"
         );
         // A changed first block: the MAC fails.
         let mut bad = body.clone();
         bad[16] ^= 1;
-        assert_eq!(open_cbc(&cbc, seq, &mut bad).0, 0, "bad MAC");
+        assert_eq!(open_cbc(cbc, seq, &mut bad).0, 0, "bad MAC");
         // A changed padding-length byte (through the previous block).
         let mut bad = body.clone();
         bad[n - 17] ^= 0x40;
-        assert_eq!(open_cbc(&cbc, seq, &mut bad).0, 0, "bad padding length");
+        assert_eq!(open_cbc(cbc, seq, &mut bad).0, 0, "bad padding length");
         // A changed byte just before it (padding or MAC).
         let mut bad = body.clone();
         bad[n - 18] ^= 1;
-        assert_eq!(open_cbc(&cbc, seq, &mut bad).0, 0, "bad padding byte");
+        assert_eq!(open_cbc(cbc, seq, &mut bad).0, 0, "bad padding byte");
     }
-    tally.ran(
-        "tlcp",
-        sm4,
-        "ECC/ECDHE_SM4_CBC_SM3 record seal/open (good, bad MAC, bad padding)",
-    );
+}
 
-    let gcm = GcmRecord::new(&secret_array::<16>(0x51), &secret_array::<4>(0x52));
+fn check_gcm(gcm: &GcmRecord) {
     for (seq, len) in LENGTHS.into_iter().enumerate() {
         let seq = seq as u64 * 0x0102_0304;
         let plain = secret_vec(len, 0x53);
@@ -73,9 +107,4 @@ pub(super) fn check(tally: &mut Tally) {
             "a wrong tag is refused"
         );
     }
-    tally.ran(
-        "tlcp",
-        sm4,
-        "ECC/ECDHE_SM4_GCM_SM3 record seal/open (good, bad tag)",
-    );
 }
