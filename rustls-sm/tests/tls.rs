@@ -980,7 +980,8 @@ fn provider_orders_base_first_and_sm_first() {
 
 #[test]
 fn extend_adds_rfc8998_to_any_base() {
-    let mut bases: Vec<(&str, fn() -> CryptoProvider)> = Vec::new();
+    type Base = (&'static str, fn() -> CryptoProvider);
+    let mut bases: Vec<Base> = Vec::new();
     #[cfg(feature = "ring")]
     bases.push(("ring", rustls::crypto::ring::default_provider));
     #[cfg(feature = "aws-lc-rs")]
