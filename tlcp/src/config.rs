@@ -503,11 +503,21 @@ pub(crate) fn verify_peer(
     } else {
         webpki::KeyUsage::client_auth()
     };
+    let path_error = |e: webpki::Error| {
+        bad(match e {
+            webpki::Error::UnknownIssuer => CertificateError::UnknownIssuer,
+            webpki::Error::CertExpired { .. } | webpki::Error::CertNotValidYet { .. } => {
+                CertificateError::Expired
+            }
+            webpki::Error::InvalidSignatureForPublicKey => CertificateError::BadSignature,
+            webpki::Error::RequiredEkuNotFoundContext(_) => CertificateError::WrongExtendedKeyUsage,
+            other => CertificateError::Path(format!("{other:?}")),
+        })
+    };
     for cert in &certs[..2] {
-        let ee = webpki::EndEntityCert::try_from(cert)
-            .map_err(|e| bad(CertificateError::Path(format!("{e:?}"))))?;
+        let ee = webpki::EndEntityCert::try_from(cert).map_err(path_error)?;
         ee.verify_for_usage(&algs, &roots.0, intermediates, now, usage, None, None)
-            .map_err(|e| bad(CertificateError::Path(format!("{e:?}"))))?;
+            .map_err(path_error)?;
         if cert == &certs[0]
             && let Some(name) = server_name
         {

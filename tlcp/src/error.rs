@@ -85,8 +85,15 @@ pub enum CertificateError {
     Missing,
     /// Not an X.509 certificate with an SM2 key that this crate can read.
     Unreadable,
-    /// No path to a trusted root (unknown issuer, bad signature, ...):
-    /// webpki's reason.
+    /// No path to a trusted root: no chain to a trusted CA.
+    UnknownIssuer,
+    /// Expired, or not valid yet.
+    Expired,
+    /// A signature in the chain does not verify.
+    BadSignature,
+    /// The extended key usage does not allow the role (server or client).
+    WrongExtendedKeyUsage,
+    /// Any other path failure: webpki's reason.
     Path(String),
     /// Not valid for the server name.
     NotValidForName,
@@ -149,12 +156,8 @@ impl Error {
             Error::RecordOverflow => Alert::RecordOverflow,
             Error::ProtocolVersion => Alert::ProtocolVersion,
             Error::NoCommonSuite => Alert::HandshakeFailure,
-            Error::InvalidCertificate(CertificateError::Path(p)) if p.contains("UnknownIssuer") => {
-                Alert::UnknownCa
-            }
-            Error::InvalidCertificate(CertificateError::Path(p)) if p.contains("Expired") => {
-                Alert::CertificateExpired
-            }
+            Error::InvalidCertificate(CertificateError::UnknownIssuer) => Alert::UnknownCa,
+            Error::InvalidCertificate(CertificateError::Expired) => Alert::CertificateExpired,
             Error::InvalidCertificate(CertificateError::Unreadable) => {
                 Alert::UnsupportedCertificate
             }

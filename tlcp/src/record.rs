@@ -317,7 +317,8 @@ impl GcmKeys {
         body
     }
 
-    /// [`seal`](Self::seal), appended to `out` and sealed there in place.
+    /// The sealed record body (explicit nonce, ciphertext, tag), appended
+    /// to `out` and sealed there in place.
     pub(crate) fn seal_into(
         &self,
         seq: u64,
