@@ -329,7 +329,13 @@ impl ConnectionCommon {
                 self.outgoing.extend_from_slice(payload);
             }
             RecordKeys::Cbc(k) => {
-                let iv = random::<16>().unwrap_or([0; 16]);
+                // No record with a predictable IV: without randomness the
+                // connection fails instead (the record is not sent).
+                let Ok(iv) = random::<16>() else {
+                    self.error = Some(Error::Random);
+                    self.state = State::Closed;
+                    return;
+                };
                 let body = k.seal(self.tx_seq, typ, VERSION, payload, iv);
                 header(&mut self.outgoing, body.len());
                 self.outgoing.extend_from_slice(&body);

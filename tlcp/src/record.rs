@@ -517,10 +517,6 @@ pub mod hooks {
     pub struct CbcRecord(CbcKeys);
 
     impl CbcRecord {
-        pub fn new(mac_key: &[u8; 32], enc_key: &[u8; 16]) -> Self {
-            Self(CbcKeys::new(mac_key, enc_key))
-        }
-
         /// With SM4 and SM3 pinned to these backends; `None` if the CPU
         /// lacks one.
         pub fn with_backends(
@@ -555,10 +551,6 @@ pub mod hooks {
     pub struct GcmRecord(GcmKeys);
 
     impl GcmRecord {
-        pub fn new(key: &[u8; 16], implicit_iv: &[u8; 4]) -> Self {
-            Self(GcmKeys::new(key, implicit_iv))
-        }
-
         /// With SM4 and GHASH pinned; `None` if the CPU lacks them.
         pub fn with_backends(
             key: &[u8; 16],
